@@ -1,0 +1,179 @@
+"""`dse llm run|search|infer|models`: the LLM performance block from the command line.
+
+``dse llm run APP.json EXE.json SYS.json`` evaluates one Calculon triple (as ``calculon
+llm`` does); ``dse llm search MODEL NUM_PROCS MAX_BATCH SYS.json`` finds the best training
+execution (as ``calculon llm-optimal-execution -m``); ``dse llm infer`` estimates serving
+(TTFT, time per output token, tokens/s, memory by tier); ``dse llm models`` lists the
+built-in model shapes.  MODEL is a Calculon model JSON or a built-in model name.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+llm_app = typer.Typer(help="LLM training/inference performance (Calculon-compatible).", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(llm_app, name="llm")
+
+
+def _model(arg: str) -> Any:
+    from models.blocks.llm.calculon_io import model_from_json
+    from models.blocks.llm.models import get_model
+
+    p = Path(arg)
+    if p.suffix == ".json" or p.exists():
+        return model_from_json(p)
+    return get_model(arg)
+
+
+def _system(arg: str) -> Any:
+    from models.blocks.llm.calculon_io import system_from_json
+
+    return system_from_json(Path(arg))
+
+
+_BREAKDOWN = ("fw_time", "bw_time", "optim_step_time", "fw_offload_exposed_time", "bw_offload_exposed_time",
+              "recompute_time", "recomm_exposed_time", "bubble_time", "tp_comm_exposed_time", "pp_comm_exposed_time",
+              "dp_comm_exposed_time")
+
+
+@llm_app.command("run")
+def run_cmd(
+    app_json: Annotated[str, typer.Argument(help="Model: Calculon model JSON or a built-in name.")],
+    exe_json: Annotated[Path, typer.Argument(help="Calculon execution JSON (23 fields).")],
+    sys_json: Annotated[Path, typer.Argument(help="Calculon system JSON.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Evaluate one (model, execution, system) triple and print its stats."""
+    from models.blocks.llm.calculon_io import execution_from_json
+    from models.blocks.llm.executions import Executions
+    from models.blocks.llm.training import check_feasible, evaluate, human_bytes
+
+    model = _model(app_json)
+    system = _system(str(sys_json))
+    exe = Executions.from_records([execution_from_json(exe_json)])
+    st = evaluate(model, system, exe)
+    check_feasible(st, exe, model, system)
+    v = {k: float(st[k][0]) for k in st if k not in ("error", "feasible")}
+    if as_json:
+        out = {"batch_time_s": v["total_time"], "sample_rate": v["sample_rate"],
+               "tier1_bytes": v["mem_tier1_bytes"], "tier2_bytes": v["mem_tier2_bytes"],
+               "breakdown_s": {k: v[k] for k in _BREAKDOWN},
+               "link_time_s": {k: v[k] for k in ("tp_comm_link_time", "pp_comm_link_time", "dp_comm_link_time",
+                                                 "recomm_link_time")},
+               "memory_bytes": {k: v[k] for k in ("weight_space", "act_space", "act_checkpoint_size",
+                                                  "weight_grad_space", "act_grad_space", "optimizer_space")},
+               "offload_bw_req_Bps": v["offload_bw_req"],
+               "efficiency": {k: v[k] for k in ("compute_efficiency", "system_efficiency", "total_efficiency")},
+               "execution": exe.record(0), "model": getattr(model, "name", ""), "system": system.name}
+        typer.echo(json.dumps(out, indent=2))
+        return
+    e = exe.record(0)
+    typer.echo(f"{getattr(model, 'name', '')} on {e['num_procs']} x {system.name}: TP={e['tensor_par']} "
+               f"PP={e['pipeline_par']} DP={e['data_par']} blocks/proc={int(v['blocks_per_proc'])} "
+               f"microbatches={int(v['num_microbatches'])}")
+    for k in _BREAKDOWN:
+        typer.echo(f"  {k:28s} {v[k]:.4f} s")
+    typer.echo(f"  {'batch total time':28s} {v['total_time']:.4f} s")
+    typer.echo(f"  {'sample rate':28s} {v['sample_rate']:.2f} samples/s")
+    typer.echo(f"  {'mem tier1 (device)':28s} {human_bytes(v['mem_tier1_bytes'])}")
+    typer.echo(f"  {'mem tier2 (offload)':28s} {human_bytes(v['mem_tier2_bytes'])}")
+    typer.echo(f"  {'offload bw required':28s} {v['offload_bw_req'] / 1e9:.2f} GB/s")
+    typer.echo(f"  {'compute/system/total eff':28s} {100 * v['compute_efficiency']:.2f}% / "
+               f"{100 * v['system_efficiency']:.2f}% / {100 * v['total_efficiency']:.2f}%")
+
+
+@llm_app.command("search")
+def search_cmd(
+    model_arg: Annotated[str, typer.Argument(metavar="MODEL", help="Calculon model JSON or built-in name.")],
+    num_procs: Annotated[int, typer.Argument(help="Number of processors.")],
+    max_batch: Annotated[int, typer.Argument(help="Maximum global batch (largest multiple of DP is used).")],
+    sys_json: Annotated[Path, typer.Argument(help="Calculon system JSON.")],
+    datatype: Annotated[str, typer.Option("--datatype", help="float8, float16, bfloat16 or float32.")] = "float16",
+    top: Annotated[int, typer.Option("--top", "-t", help="How many best executions to print.")] = 1,
+    no_mbs_break: Annotated[bool, typer.Option("--no-mbs-break", help="Search every microbatch size.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Best training execution by sample rate (Calculon's llm-optimal-execution space)."""
+    from dse.errors import DseError
+    from models.blocks.llm.search import search
+
+    model = _model(model_arg)
+    system = _system(str(sys_json))
+    if top < 1:
+        raise DseError("--top must be >= 1")
+    res = search(model, num_procs, max_batch, system, datatype, top_n=top, mbs_break=not no_mbs_break)
+    if not res.best:
+        raise DseError(f"no feasible execution of {getattr(model, 'name', 'the model')} on {num_procs} processors "
+                       f"of {system.name} ({res.evaluated} configurations tried)")
+    if as_json:
+        typer.echo(json.dumps({"configs": res.candidates, "evaluated": res.evaluated, "feasible": res.feasible,
+                               "seconds": res.seconds, "best": [
+                                   {"sample_rate": b["sample_rate"], "execution": b["execution"],
+                                    "batch_time_s": b["stats"]["total_time"],
+                                    "tier1_bytes": b["stats"]["mem_tier1_bytes"],
+                                    "tier2_bytes": b["stats"]["mem_tier2_bytes"]} for b in res.best]}, indent=2))
+        return
+    typer.echo(f"{res.candidates} configurations built, {res.evaluated} in Calculon's -m search, "
+               f"{res.feasible} feasible, {res.seconds:.3f} s")
+    for i, b in enumerate(res.best):
+        e = b["execution"]
+        flags = [k for k in ("optimizer_sharding", "seq_par_ag_redo", "data_par_overlap", "weight_offload",
+                             "activations_offload", "optimizer_offload") if e[k]]
+        typer.echo(f"#{i + 1} {b['sample_rate']:.4f} samples/s  TP={e['tensor_par']}(net{e['tensor_par_net']}) "
+                   f"PP={e['pipeline_par']}(net{e['pipeline_par_net']}) DP={e['data_par']}(net{e['data_par_net']}) "
+                   f"batch={e['batch_size']} mbs={e['microbatch_size']} interleave={e['pipeline_interleaving']} "
+                   f"recompute={e['activation_recompute']} tp_comm={e['tensor_par_comm_type']} "
+                   f"tp_overlap={e['tensor_par_overlap']} {' '.join(flags)}")
+
+
+@llm_app.command("infer")
+def infer_cmd(
+    model_arg: Annotated[str, typer.Argument(metavar="MODEL", help="Calculon model JSON or built-in name.")],
+    sys_json: Annotated[Path, typer.Argument(help="Calculon system JSON.")],
+    batch: Annotated[int, typer.Option(help="Sequences served together.")] = 1,
+    prompt: Annotated[int, typer.Option(help="Prompt tokens per sequence (default: the model's seq).")] = 0,
+    gen: Annotated[int, typer.Option(help="Generated tokens per sequence.")] = 128,
+    tp: Annotated[int, typer.Option(help="Tensor parallelism.")] = 1,
+    pp: Annotated[int, typer.Option(help="Pipeline parallelism.")] = 1,
+    no_kv_cache: Annotated[bool, typer.Option("--no-kv-cache", help="Recompute the context every step.")] = False,
+    datatype: Annotated[str, typer.Option("--datatype")] = "float16",
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Serving estimate: TTFT, time per output token, tokens/s, memory per device and tier."""
+    from models.blocks.llm.inference import inference
+    from models.blocks.llm.training import human_bytes
+
+    model = _model(model_arg)
+    system = _system(str(sys_json))
+    r = inference(model, system, batch=batch, prompt=prompt or None, gen=gen, tp=tp, pp=pp,
+                  kv_cache=not no_kv_cache, datatype=datatype)
+    v = {k: (bool(x.item()) if k == "feasible" else float(x.item())) for k, x in r.items()}
+    if as_json:
+        typer.echo(json.dumps(v, indent=2))
+        return
+    typer.echo(f"{getattr(model, 'name', '')} on {tp * pp} x {system.name} (TP={tp} PP={pp}), batch {batch}, "
+               f"{'KV cache' if not no_kv_cache else 'no KV cache'}")
+    typer.echo(f"  TTFT {v['ttft_s'] * 1e3:.3f} ms   TPOT {v['tpot_s'] * 1e3:.3f} ms   "
+               f"{v['tokens_per_s']:.1f} tokens/s end to end ({v['decode_tokens_per_s']:.1f} in decode)")
+    typer.echo(f"  per device: weights {human_bytes(v['weight_bytes'])}, KV {human_bytes(v['kv_bytes'])}, "
+               f"activations {human_bytes(v['act_bytes'])}")
+    for k, x in v.items():
+        if k.startswith("tier_"):
+            typer.echo(f"  {k[5:-6]:10s} holds {human_bytes(x)}")
+
+
+@llm_app.command("models")
+def models_cmd() -> None:
+    """List the built-in model shapes and their sources."""
+    from models.blocks.llm.models import MODELS
+
+    for m in MODELS.values():
+        typer.echo(f"{m.name:14s} L={m.layers:<4d} h={m.hidden:<6d} ffn={m.ffn:<6d} heads={m.heads:<4d} "
+                   f"kv={m.kv_heads:<4d} hd={m.head_dim:<4d} params={m.params / 1e9:7.1f}B  {m.source}")

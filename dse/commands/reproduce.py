@@ -1,0 +1,72 @@
+"""`dse reproduce --all`: the main job.  Sweep every shipped space, validate every
+claims file, build the dashboard site."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    app.command("reproduce")(reproduce_cmd)
+
+
+def reproduce_cmd(
+    spaces: Annotated[list[str] | None, typer.Argument(help="Space names or files (default with --all: every spaces/*.toml).")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Every shipped space.")] = False,
+    out: Annotated[Path | None, typer.Option(help="Folder for the studies (default results/reproduce); replaced.")] = None,
+    site: Annotated[Path | None, typer.Option(help="Dashboard site folder (default dashboards/site).")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """Sweep the spaces, validate every claims file, build the dashboard site.
+
+    Exits 1 if a headline claim is outside its tolerance (after doing everything)."""
+    from dse.claims import claims_files, evaluate_claims
+    from dse.commands.validate import print_results
+    from dse.dashboard.build import build_site
+    from dse.errors import DseError
+    from dse.registry import project_root
+    from dse.sweep.run import SweepOptions, run_sweep
+
+    root = project_root()
+    if all_:
+        files = sorted((root / "spaces").glob("*.toml"))
+    elif spaces:
+        files = []
+        for s in spaces:
+            p = Path(s)
+            if not p.exists():
+                p = root / "spaces" / (s if s.endswith(".toml") else f"{s}.toml")
+            if not p.exists():
+                raise DseError(f"no space {s!r}; see spaces/*.toml")
+            files.append(p)
+    else:
+        raise DseError("give space names, or --all for every shipped space")
+    if not files:
+        raise DseError(f"no space files in {root / 'spaces'}")
+    out = out or root / "results" / "reproduce"
+    site = site or root / "dashboards" / "site"
+    out.mkdir(parents=True, exist_ok=True)
+    done = []
+    for f in files:
+        target = out / f.stem
+        if target.exists():
+            shutil.rmtree(target)  # this folder belongs to `reproduce`
+        typer.echo(f"sweeping {f.name}")
+        r = run_sweep(f, SweepOptions(out=target, progress=not quiet))
+        m = r.manifest
+        typer.echo(
+            f"  {m['rows']['points']:,} points, {m['rows']['pareto']:,} Pareto in {m['timings_s']['total_s']:.1f} s -> {target}"
+        )
+        done.append(target)
+    results = []
+    for _, cf in claims_files():
+        results.extend(evaluate_claims(cf))
+    print_results(results)
+    pages = build_site(done, site)
+    typer.echo(f"dashboard: {len(pages)} pages in {site}; open {site / 'index.html'}")
+    if any(r.headline and not r.passed for r in results):
+        raise typer.Exit(1)

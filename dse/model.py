@@ -1,0 +1,346 @@
+"""The model interface: parameters, metrics, and one vectorized evaluate path.
+
+A model is a class with declarative ``params`` and ``metrics`` and an ``evaluate``
+method that maps a :class:`Batch` of design points (any parameter a scalar or a
+column) to metric columns.  One design point and a million go through the same code:
+``Model.run`` checks and fills the inputs, encodes categorical choices as integer
+codes, calls ``evaluate`` and broadcasts every metric to the batch length.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+
+from dse import units
+from dse.errors import DseError, allowed_list, did_you_mean
+
+Direction = Literal["min", "max"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """A model input.
+
+    ``name`` ends in its unit (``_ns``, ``_gbps``, ...) unless it is a categorical or a
+    dimensionless count.  ``source`` says where the default comes from: a paper
+    section, a datasheet, a reference run, or ``assumption: <why>``.
+    """
+
+    name: str
+    default: Any
+    source: str
+    bounds: tuple[float, float] | None = None
+    choices: tuple[Any, ...] | None = None
+    doc: str = ""
+    integer: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.source or not self.source.strip():
+            raise ValueError(f"parameter {self.name!r} has no source for its default")
+        if self.choices is not None:
+            object.__setattr__(self, "choices", tuple(self.choices))
+            if self.default not in self.choices:
+                raise ValueError(f"parameter {self.name!r}: default {self.default!r} not in choices")
+        elif self.bounds is not None:
+            lo, hi = self.bounds
+            if not (lo <= self.default <= hi):
+                raise ValueError(f"parameter {self.name!r}: default {self.default} outside {self.bounds}")
+
+    @property
+    def unit(self) -> str | None:
+        return units.unit_of(self.name)
+
+    @property
+    def categorical(self) -> bool:
+        """True when values are labels (strings or booleans) carried as integer codes."""
+        return self.choices is not None and any(isinstance(c, (str, bool)) for c in self.choices)
+
+    def describe_allowed(self) -> str:
+        if self.choices is not None:
+            return "one of " + allowed_list(self.choices)
+        if self.bounds is not None:
+            return f"{self.bounds[0]:g} to {self.bounds[1]:g}" + (f" {self.unit}" if self.unit else "")
+        return "any number"
+
+    def code_of(self, value: Any) -> int:
+        assert self.choices is not None
+        try:
+            return self.choices.index(value)
+        except ValueError:
+            raise DseError(
+                f"parameter {self.name}={value!r} is not allowed; allowed: {self.describe_allowed()}"
+            ) from None
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A model output; its unit is the suffix of its name."""
+
+    name: str
+    direction: Direction | None = None
+    doc: str = ""
+
+    @property
+    def unit(self) -> str | None:
+        return units.unit_of(self.name)
+
+
+class Batch:
+    """Design points as columns.  Attribute access gives the column (or scalar).
+
+    Categorical parameters arrive as integer codes into ``Param.choices``; use
+    :meth:`pick` to turn them into values and :meth:`is_` to test a label.
+    """
+
+    __slots__ = ("_cols", "_params", "n")
+
+    def __init__(self, cols: dict[str, Any], params: Mapping[str, Param], n: int) -> None:
+        self._cols = cols
+        self._params = params
+        self.n = n
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._cols[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __getitem__(self, name: str) -> Any:
+        return self._cols[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._cols
+
+    def is_(self, name: str, label: Any) -> np.ndarray | bool:
+        """Boolean mask: this categorical parameter equals ``label``."""
+        return self._cols[name] == self._params[name].code_of(label)
+
+    def pick(self, name: str, table: Mapping[Any, Any]) -> np.ndarray:
+        """Per-point value of a categorical parameter, looked up in ``table``.
+
+        ``table`` must have an entry for every choice of the parameter.
+        """
+        p = self._params[name]
+        assert p.choices is not None
+        missing = [c for c in p.choices if c not in table]
+        if missing:
+            raise KeyError(f"table for {name} lacks {missing}")
+        lut = np.asarray([table[c] for c in p.choices])
+        return lut[self._cols[name]]
+
+    def label(self, name: str) -> np.ndarray:
+        """The labels (not codes) of a categorical column, for reporting."""
+        p = self._params[name]
+        return np.asarray(p.choices, dtype=object)[np.asarray(self._cols[name])]
+
+
+class Model:
+    """Base class of every architecture model.  Subclasses set the class attributes
+    and implement :meth:`evaluate`; register them in ``models/__init__.py``."""
+
+    name: ClassVar[str]
+    version: ClassVar[str] = "1"
+    summary: ClassVar[str] = ""
+    source: ClassVar[str] = ""
+    params: ClassVar[tuple[Param, ...]] = ()
+    metrics: ClassVar[tuple[Metric, ...]] = ()
+    variant_param: ClassVar[str | None] = None
+
+    # ----------------------------------------------------------------- to implement
+    def evaluate(self, p: Batch) -> dict[str, Any]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # ----------------------------------------------------------------- engine side
+    @classmethod
+    def param_map(cls) -> dict[str, Param]:
+        cached = cls.__dict__.get("_param_map")
+        if cached is None:
+            cached = {p.name: p for p in cls.params}
+            if len(cached) != len(cls.params):
+                raise ValueError(f"model {cls.name}: duplicate parameter names")
+            cls._param_map = cached  # type: ignore[attr-defined]
+        return cached
+
+    @classmethod
+    def metric_map(cls) -> dict[str, Metric]:
+        return {m.name: m for m in cls.metrics}
+
+    @classmethod
+    def variants(cls) -> tuple[Any, ...]:
+        if cls.variant_param is None:
+            return ()
+        return cls.param_map()[cls.variant_param].choices or ()
+
+    @classmethod
+    def defaults(cls) -> dict[str, Any]:
+        return {p.name: p.default for p in cls.params}
+
+    def resolve_name(self, key: str, value: Any) -> tuple[str, Any]:
+        """Map a user key to a parameter name, converting units where the user named
+        the same quantity in another unit (``ctrl_latency_us`` for ``ctrl_latency_ns``)."""
+        pmap = self.param_map()
+        if key in pmap:
+            return key, value
+        stem, unit = units.stem_of(key), units.unit_of(key)
+        if unit is not None:
+            for p in self.params:
+                if p.unit is not None and units.stem_of(p.name) == stem:
+                    if units.dimension(unit) != units.dimension(p.unit):
+                        raise DseError(
+                            f"parameter {p.name} of model {self.name} takes {p.unit}, "
+                            f"not {unit} ({units.dimension(unit)}); give {p.name}=<value>"
+                        )
+                    try:
+                        return p.name, _convert_value(value, unit, p.unit)
+                    except (TypeError, ValueError) as exc:
+                        raise DseError(f"parameter {key}: {exc}") from None
+        raise DseError(
+            f"model {self.name} has no parameter {key!r}{did_you_mean(key, pmap)}; "
+            f"see `dse describe {self.name}`"
+        )
+
+    def coerce(self, name: str, value: Any) -> Any:
+        """Check one value (scalar or array) against its parameter; return it in the
+        engine representation (codes for categoricals, float/int arrays otherwise)."""
+        p = self.param_map()[name]
+        if p.categorical:
+            if isinstance(value, np.ndarray) and value.dtype.kind in "iu" and value.dtype != np.bool_:
+                codes = value
+                if codes.size and (codes.min() < 0 or codes.max() >= len(p.choices or ())):
+                    raise DseError(f"parameter {name}: code out of range")
+                return codes
+            if isinstance(value, (list, tuple, np.ndarray)):
+                return np.asarray([p.code_of(_parse_choice(p, v)) for v in value], dtype=np.int64)
+            return np.int64(p.code_of(_parse_choice(p, value)))
+        try:
+            arr = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise DseError(
+                f"parameter {name} must be numeric ({p.describe_allowed()}); got {value!r}"
+            ) from None
+        if arr.size == 0:
+            raise DseError(f"parameter {name}: empty value")
+        if np.isnan(arr).any():
+            raise DseError(f"parameter {name}: NaN is not allowed")
+        if p.choices is not None:
+            ok = np.isin(arr, np.asarray(p.choices, dtype=np.float64))
+            if not ok.all():
+                bad = arr[~ok].flat[0]
+                raise DseError(f"parameter {name}={bad:g} is not allowed; allowed: {p.describe_allowed()}")
+        elif p.bounds is not None:
+            lo, hi = p.bounds
+            bad_mask = (arr < lo) | (arr > hi)
+            if bad_mask.any():
+                bad = arr[bad_mask].flat[0]
+                raise DseError(
+                    f"parameter {name}={bad:g} is out of bounds; allowed: {p.describe_allowed()}"
+                )
+        if p.integer and not np.all(arr == np.round(arr)):
+            raise DseError(f"parameter {name} must be an integer")
+        return arr if arr.ndim else float(arr)
+
+    def run(self, inputs: Mapping[str, Any] | None = None, *, checked: bool = False) -> dict[str, np.ndarray]:
+        """Evaluate the model on ``inputs`` (parameter -> scalar or column); every
+        parameter not given takes its default.  Returns metric -> column, all of the
+        batch length.  ``checked=True`` skips validation (the caller already coerced)."""
+        inputs = dict(inputs or {})
+        cols: dict[str, Any] = {}
+        n = 1
+        pmap = self.param_map()
+        for key, value in inputs.items():
+            name, value = (key, value) if checked else self.resolve_name(key, value)
+            cols[name] = value if checked else self.coerce(name, value)
+        for p in self.params:
+            if p.name not in cols:
+                cols[p.name] = (
+                    np.int64(p.code_of(p.default)) if p.categorical else float(p.default)
+                )
+        for v in cols.values():
+            if isinstance(v, np.ndarray) and v.ndim:
+                if n != 1 and v.shape[0] != n and v.shape[0] != 1:
+                    raise DseError(f"columns of different lengths ({n} and {v.shape[0]})")
+                n = max(n, v.shape[0])
+        out = self.evaluate(Batch(cols, pmap, n))
+        result: dict[str, np.ndarray] = {}
+        for m in self.metrics:
+            if m.name not in out:
+                raise RuntimeError(f"model {self.name} did not return metric {m.name}")
+            result[m.name] = np.broadcast_to(np.asarray(out[m.name], dtype=np.float64), (n,))
+        return result
+
+    def point(self, **overrides: Any) -> dict[str, float]:
+        """Evaluate one design point; metric -> float."""
+        return {k: float(v[0]) for k, v in self.run(overrides).items()}
+
+
+def _parse_choice(p: Param, value: Any) -> Any:
+    """Accept 'true'/'false' strings for boolean choices and numbers for numeric labels."""
+    if isinstance(value, str) and p.choices is not None and value not in p.choices:
+        low = value.lower()
+        if True in p.choices or False in p.choices:
+            if low in ("true", "1", "yes", "on"):
+                return True
+            if low in ("false", "0", "no", "off"):
+                return False
+    return value
+
+
+def _convert_value(value: Any, from_unit: str, to_unit: str) -> Any:
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return np.asarray([units.convert(float(v), from_unit, to_unit) for v in value])
+    return units.convert(float(value), from_unit, to_unit)
+
+
+def parse_value(text: str) -> Any:
+    """Parse a command-line value: number, bool, list 'a,b', or bare label."""
+    t = text.strip()
+    if "," in t:
+        return [parse_value(x) for x in t.split(",") if x.strip()]
+    low = t.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    try:
+        v = float(t)
+    except ValueError:
+        return t
+    return int(v) if v.is_integer() and "." not in t and "e" not in low else v
+
+
+def parse_assignments(items: Sequence[str]) -> dict[str, Any]:
+    """Parse ``key=value`` pairs from the command line.  A value may carry a unit
+    (``ctrl_latency_ns=0.2us``) which is converted to the parameter's unit later."""
+    out: dict[str, Any] = {}
+    for item in items:
+        if "=" not in item:
+            raise DseError(f"expected key=value, got {item!r}")
+        key, _, raw = item.partition("=")
+        key = key.strip()
+        if not key:
+            raise DseError(f"empty parameter name in {item!r}")
+        out[key] = _value_with_unit(key, raw.strip())
+    return out
+
+
+def _value_with_unit(key: str, raw: str) -> Any:
+    """'0.2us' given for key 'x_ns' -> converted number; bare values pass through."""
+    import re
+
+    m = re.fullmatch(r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z_/]+)", raw)
+    if not m:
+        return parse_value(raw)
+    number, unit = float(m.group(1)), m.group(2).lower().replace("/", "_per_")
+    unit = {"gb_per_s": "gbps", "mb_per_s": "mbps", "tb_per_s": "tbps"}.get(unit, unit)
+    target = units.unit_of(key)
+    if units.dimension(unit) is None:
+        return parse_value(raw)  # a label such as 'ddr5' or 'x8'
+    if target is None:
+        raise DseError(f"parameter {key} takes no unit, but the value {raw!r} has one ({unit})")
+    try:
+        v = units.convert(number, unit, target)
+    except ValueError as exc:
+        raise DseError(f"parameter {key} takes {target}: {exc}") from None
+    return v

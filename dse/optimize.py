@@ -1,0 +1,82 @@
+"""Registry and result type of the CVXPY provisioning / placement problems."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from dataclasses import dataclass, field
+from typing import Any
+
+from dse.errors import DseError, did_you_mean
+
+
+@dataclass
+class Solution:
+    problem: str
+    status: str
+    objective_name: str
+    objective: float
+    rows: list[dict[str, Any]] = field(default_factory=list)  # the decision, one row per item
+    summary: dict[str, Any] = field(default_factory=dict)  # totals, constraints, comparisons
+    formulation: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    def print(self) -> None:
+        from rich.console import Console
+        from rich.table import Table
+
+        con = Console(width=130)
+        con.print(f"[bold]{self.problem}[/bold]: {self.status}; {self.objective_name} = {self.objective:.6g}")
+        if self.rows:
+            t = Table()
+            for c in self.rows[0]:
+                t.add_column(str(c), justify="right")
+            for r in self.rows:
+                t.add_row(*(f"{v:.4g}" if isinstance(v, float) else str(v) for v in r.values()))
+            con.print(t)
+        for k, v in self.summary.items():
+            con.print(f"  {k}: {v:.6g}" if isinstance(v, float) else f"  {k}: {v}")
+
+
+def _problems() -> dict[str, str]:
+    from models import OPTIMIZE
+
+    return dict(OPTIMIZE)
+
+
+def _load(name: str) -> Any:
+    problems = _problems()
+    if name not in problems:
+        raise DseError(f"unknown problem {name!r}{did_you_mean(name, problems)}; known: {', '.join(sorted(problems))}")
+    module, _, fn = problems[name].partition(":")
+    return getattr(importlib.import_module(module), fn)
+
+
+def describe_all() -> dict[str, tuple[str, dict[str, Any]]]:
+    out = {}
+    for name in sorted(_problems()):
+        fn = _load(name)
+        doc = (inspect.getdoc(fn) or "").splitlines()[0] if inspect.getdoc(fn) else ""
+        params = {
+            p.name: p.default for p in inspect.signature(fn).parameters.values() if p.default is not inspect.Parameter.empty
+        }
+        out[name] = (doc, params)
+    return out
+
+
+def solve(name: str, inputs: dict[str, Any]) -> Solution:
+    fn = _load(name)
+    sig = inspect.signature(fn)
+    for k in inputs:
+        if k not in sig.parameters:
+            raise DseError(f"problem {name} has no input {k!r}{did_you_mean(k, sig.parameters)}; inputs: {', '.join(sig.parameters)}")
+    return fn(**inputs)
+
+
+def solver_name() -> str:
+    """The MILP-capable solver to use: HiGHS when installed with CVXPY."""
+    import cvxpy as cp
+
+    return "HIGHS" if "HIGHS" in cp.installed_solvers() else "SCIPY"

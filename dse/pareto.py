@@ -1,0 +1,78 @@
+"""Pareto fronts, ranks and hypervolume (moocore), for any number of objectives.
+
+Objectives are given as ``{metric: "min" | "max"}``.  Points with a non-finite
+objective are never on a front.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+
+def objective_matrix(columns: Mapping[str, np.ndarray], objectives: Mapping[str, str]) -> np.ndarray:
+    """(n, k) float matrix with every objective turned into 'minimize'."""
+    cols = []
+    for name, direction in objectives.items():
+        v = np.asarray(columns[name], dtype=np.float64)
+        cols.append(-v if direction == "max" else v)
+    return np.column_stack(cols) if cols else np.empty((0, 0))
+
+
+def nondominated_mask(matrix: np.ndarray) -> np.ndarray:
+    """Boolean mask of the non-dominated rows of a 'minimize' matrix.
+
+    Duplicated objective vectors are reported once (the first), so the front lists
+    distinct trade-offs."""
+    import moocore
+
+    n = matrix.shape[0]
+    mask = np.zeros(n, dtype=bool)
+    finite = np.isfinite(matrix).all(axis=1)
+    if not finite.any():
+        return mask
+    idx = np.flatnonzero(finite)
+    sub = matrix[idx]
+    if sub.shape[1] == 1:
+        best = sub[:, 0].min()
+        first = idx[np.flatnonzero(sub[:, 0] == best)[0]]
+        mask[first] = True
+        return mask
+    nd = moocore.is_nondominated(sub, keep_weakly=False)
+    mask[idx[nd]] = True
+    return mask
+
+
+def ranks(matrix: np.ndarray) -> np.ndarray:
+    """Pareto rank of every row (1 = non-dominated); rows with non-finite values get 0."""
+    import moocore
+
+    out = np.zeros(matrix.shape[0], dtype=np.int64)
+    finite = np.isfinite(matrix).all(axis=1)
+    if finite.any():
+        sub = matrix[finite]
+        out[finite] = moocore.pareto_rank(sub) if sub.shape[1] > 1 else _ranks_1d(sub[:, 0])
+    return out
+
+
+def _ranks_1d(v: np.ndarray) -> np.ndarray:
+    _, inverse = np.unique(v, return_inverse=True)
+    return inverse + 1
+
+
+def hypervolume(front: np.ndarray, ideal: np.ndarray, nadir: np.ndarray) -> float:
+    """Hypervolume of a 'minimize' front after normalizing each objective to [0, 1]
+    between ``ideal`` and ``nadir``; the reference point is 1.1 in every objective.
+    The value is comparable between studies that use the same bounds."""
+    import moocore
+
+    if front.size == 0:
+        return 0.0
+    span = np.where(nadir > ideal, nadir - ideal, 1.0)
+    norm = (front - ideal) / span
+    norm = norm[(norm <= 1.1).all(axis=1)]
+    if norm.size == 0:
+        return 0.0
+    ref = np.full(front.shape[1], 1.1)
+    return float(moocore.hypervolume(norm, ref=ref))

@@ -1,0 +1,145 @@
+"""Load and save block calibrations (``results/calibration/<block>.toml``).
+
+Which calibration is in force is set by the environment variable ``DSE_CALIBRATION``
+(the CLI's ``--calibration`` option sets it):
+
+* ``shipped`` (default) -- ``results/calibration/<block>.toml`` in the checkout;
+* ``none`` -- no calibration: blocks use their uncalibrated defaults;
+* any other value -- a folder holding ``<block>.toml`` files.
+
+Loaded documents are cached per process and per (mode, block); :func:`clear_cache`
+forgets them (tests, or after ``dse calibrate`` wrote a new file).  :func:`save` writes
+atomically (a temp file in the same folder, then rename).
+
+Public functions: :func:`mode`, :func:`folder`, :func:`load(block)` (dict; ``{}`` when none
+is in force or the file is missing), :func:`save(block, doc, out_dir=None)` (path written),
+:func:`dumps(doc)` (TOML text), :func:`clear_cache`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from dse.errors import DseError
+
+ENV = "DSE_CALIBRATION"
+_CACHE: dict[tuple[str, str], dict[str, Any]] = {}
+
+
+def mode() -> str:
+    return os.environ.get(ENV, "shipped").strip() or "shipped"
+
+
+def shipped_folder() -> Path:
+    from dse.registry import project_root
+
+    return project_root() / "results" / "calibration"
+
+
+def folder() -> Path | None:
+    """The folder calibrations are read from, or None for ``none``."""
+    m = mode()
+    if m.lower() == "none":
+        return None
+    if m.lower() == "shipped":
+        return shipped_folder()
+    p = Path(m)
+    if not p.is_dir():
+        raise DseError(f"{ENV}={m!r}: not 'shipped', 'none' or an existing folder")
+    return p
+
+
+def load(block: str) -> dict[str, Any]:
+    """The calibration document of ``block`` in force ({} when none)."""
+    key = (mode(), block)
+    if key in _CACHE:
+        return _CACHE[key]
+    f = folder()
+    doc: dict[str, Any] = {}
+    if f is not None:
+        p = f / f"{block}.toml"
+        if p.is_file():
+            try:
+                doc = tomllib.loads(p.read_text())
+            except tomllib.TOMLDecodeError as exc:
+                raise DseError(f"calibration file {p} is not valid TOML: {exc}") from None
+    _CACHE[key] = doc
+    return doc
+
+
+def clear_cache() -> None:
+    _CACHE.clear()
+
+
+# ----------------------------------------------------------------------------- TOML out
+def _scalar(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return repr(float(f"{v:.10g}"))
+    if hasattr(v, "item"):  # numpy scalar
+        return _scalar(v.item())
+    s = str(v).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{s}"'
+
+
+def _value(v: Any) -> str:
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{_key(k)} = {_value(x)}" for k, x in v.items()) + " }"
+    return _scalar(v)
+
+
+def _key(k: str) -> str:
+    k = str(k)
+    return k if k.replace("_", "").replace("-", "").isalnum() else _scalar(k)
+
+
+def dumps(doc: dict[str, Any], _prefix: str = "") -> str:
+    """Serialize nested dicts of scalars / lists to TOML (tables for nested dicts)."""
+    lines: list[str] = []
+    tables: list[tuple[str, dict[str, Any]]] = []
+    for k, v in doc.items():
+        if isinstance(v, dict):
+            tables.append((k, v))
+        else:
+            lines.append(f"{_key(k)} = {_value(v)}")
+    out = "\n".join(lines)
+    for k, v in tables:
+        name = f"{_prefix}.{_key(k)}" if _prefix else _key(k)
+        body = dumps(v, name)
+        out += ("\n\n" if out else "") + f"[{name}]\n" + body
+    return out.strip("\n") + "\n" if not _prefix else out
+
+
+def save(block: str, doc: dict[str, Any], out_dir: str | Path | None = None) -> Path:
+    """Write ``<out_dir>/<block>.toml`` atomically; returns the path."""
+    d = Path(out_dir) if out_dir is not None else shipped_folder()
+    d.mkdir(parents=True, exist_ok=True)
+    text = dumps(doc)
+    tomllib.loads(text)  # never write a file we cannot read back
+    fd, tmp = tempfile.mkstemp(prefix=f".{block}.", suffix=".toml.tmp", dir=d)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, d / f"{block}.toml")
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    clear_cache()
+    return d / f"{block}.toml"

@@ -1,0 +1,805 @@
+"""Training (and Calculon-style forward-only) step time and memory, vectorized.
+
+The method is Calculon's (Isaev et al., SC'23; calculon-ai/calculon ``calculon/llm/llm.py``):
+
+1. **Per block, per microbatch** (``_block_stats``): every layer of
+   :func:`models.blocks.llm.transformer.build_block` is costed for the forward (fw),
+   activation-gradient (agrad), weight-gradient (wgrad) and optimizer stages as
+   ``flops / (peak * eff(flops)) + bytes / (bw * eff(bytes))`` (``no_overlap`` mode; the
+   max of the two in ``roofline`` mode).  TP communication layers add network time
+   (latency + size/(bw*eff) with the system's collective scalars) and the local
+   reduction; GEMMs with overlapped TP communication are split into TP tiles where either
+   the communication or the (slowed) compute is exposed, plus one exposed tile for the
+   ``pipe`` schedule.  Pipeline chunks are ``blocks_per_chunk - 1`` *base* blocks and one
+   *edge* block (which also sends the pipeline message; with ``p2p_rs_ag`` only the edge
+   block does reduce-scatter/all-gather).
+2. **Per batch** (``_batch_stats``): times multiply by blocks per processor and
+   microbatches; offload to the second memory tier is exposed only where it exceeds the
+   block's compute; the 1F1B bubble is ``(PP-1)`` chunk times (plus extra bubbles when the
+   microbatch count is not a multiple of PP with interleaving, minus the blocks missing on
+   later stages for uneven splits); DP gradient reduction is exposed or overlapped with the
+   backward pass chunk by chunk.
+3. **Memory**: weights, activations (1F1B keeps ``min(microbatches, PP)`` in flight,
+   scaled for interleaving), activation checkpoints, gradients and sharded optimizer state
+   (fp32 master copy and two moments), split between tier 1 and tier 2 by the offload
+   flags (tier 1 keeps two blocks' worth of anything offloaded).
+
+Reported values are for processor 0 (first pipeline stage) and one global batch, exactly
+the quantities of Calculon's ``get_stats_json``.  Calculon's quirks are kept on purpose
+(so results agree with it): recompute flops/memory time accumulate the running block
+forward total, the exposed time of redone TP communication in overlapped GEMMs is the
+forward exposure, a zero-byte pipeline message still costs one latency.
+
+Entry point: :func:`evaluate` (model, system, :class:`Executions`) -> dict of columns,
+including ``error`` (0 = feasible, else an index into :data:`ERRORS`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from dse.errors import DseError
+from models.blocks.llm.executions import Executions
+from models.blocks.llm.hardware import DTYPE_BYTES, System
+from models.blocks.llm.models import ModelShape
+from models.blocks.llm.transformer import DROPOUT, ELEMWISE_ACT, FORK, LINOV, TPCOMM, BlockInputs, build_block
+
+# Error categories, in the order Calculon checks them (first failing check wins).
+ERRORS: tuple[str, ...] = (
+    "",  # feasible
+    "invalid_execution_field",
+    "tp_pp_dp_product_mismatch",
+    "batch_size_not_divisible_by_data_par",
+    "local_batch_not_divisible_by_microbatch",
+    "recompute_requires_training",
+    "invalid_pipeline_interleaving",
+    "optimizer_sharding_requires_dp_gt_1",
+    "tp_overlap_requires_tp_gt_1",
+    "seq_par_ag_redo_requires_rs_ag_without_full_recompute",
+    "dp_overlap_requires_training_and_dp_gt_1",
+    "optimizer_offload_requires_training",
+    "network_index_out_of_range",
+    "network_tier_too_small_for_parallelism",
+    "network_tier_must_be_filled",
+    "invalid_pipeline_interleaving",
+    "offload_needs_at_least_3_blocks_per_proc",
+    "batch_seq_not_divisible_by_tp",
+    "model_dim_not_divisible_by_tp",
+    "datatype_not_supported_by_system",
+    "mem_tier1_capacity_exceeded",
+    "mem_tier2_capacity_exceeded",
+)
+ERR = {name: i for i, name in reversed(list(enumerate(ERRORS)))}  # first index per name
+ERR_INTERLEAVE_COMPILE = 15
+
+# Output columns shared with runs.csv (``<name>`` -> seconds / bytes as in Calculon).
+TIME_PARTS = ("fw_time", "bw_time", "optim_step_time", "fw_offload_exposed_time", "bw_offload_exposed_time",
+              "recompute_time", "recomm_exposed_time", "bubble_time", "tp_comm_exposed_time",
+              "pp_comm_exposed_time", "dp_comm_exposed_time")
+
+
+def _model_columns(model: ModelShape | Mapping[str, Any], n: int) -> dict[str, np.ndarray]:
+    if isinstance(model, ModelShape):
+        d = {"hidden": model.hidden, "ffn": model.ffn, "seq": model.seq, "heads": model.heads,
+             "head_dim": model.head_dim, "layers": model.layers, "kv_heads": model.kv_heads,
+             "gated": model.gated_mlp}
+    else:
+        d = dict(model)
+        d.setdefault("kv_heads", d["heads"])
+        d.setdefault("gated", False)
+    out = {}
+    for k, v in d.items():
+        a = np.asarray(v)
+        out[k] = np.broadcast_to(a.astype(bool) if k == "gated" else a.astype(np.int64), (n,))
+    return out
+
+
+class _Nets:
+    """Network parameters gathered per configuration (index columns -> value columns)."""
+
+    def __init__(self, system: System) -> None:
+        nets = system.networks
+        self.count = len(nets)
+        self.lat = np.array([x.latency_s for x in nets])
+        self.bwe = np.array([x.bandwidth_Bps * x.efficiency for x in nets])
+        self.pu = np.array([x.processor_usage for x in nets])
+        self.size = np.array([x.size for x in nets])
+        self.filled = np.array([x.must_be_filled for x in nets])
+        self.scal = {op: np.array([x.ops[op][0] for x in nets]) for op in ("p2p", "reduce_scatter", "all_gather",
+                                                                          "all_reduce")}
+        self.off = {op: np.array([x.ops[op][1] for x in nets]) for op in self.scal}
+
+    def view(self, idx: np.ndarray) -> dict[str, Any]:
+        i = np.clip(idx, 0, self.count - 1)
+        return {"lat": self.lat[i], "bwe": self.bwe[i], "pu": self.pu[i],
+                "scal": {k: v[i] for k, v in self.scal.items()}, "off": {k: v[i] for k, v in self.off.items()}}
+
+
+def _net_time(nv: dict[str, Any], op: str, nbytes: Any, peers: Any) -> Any:
+    moved = nbytes * nv["scal"][op]
+    moved = moved + moved / peers * nv["off"][op]
+    return nv["lat"] + moved / nv["bwe"]
+
+
+def evaluate(model: ModelShape | Mapping[str, Any], system: System, exe: Executions) -> dict[str, np.ndarray]:
+    """Evaluate every execution in ``exe`` for ``model`` on ``system``.
+
+    ``model`` may be a :class:`ModelShape` or a mapping of columns (``hidden, ffn, seq,
+    heads, head_dim, layers`` and optionally ``kv_heads``, ``gated``) to evaluate many
+    model shapes at once.  Returns a dict of length-``n`` columns: every time component,
+    ``total_time``, ``sample_rate``, tier capacities required (``mem_tier1_bytes``,
+    ``mem_tier2_bytes``), the memory breakdown, offload bandwidth requirements,
+    efficiencies and ``error`` (index into :data:`ERRORS`; 0 = feasible).  Values of
+    infeasible rows are still computed where they are defined (capacity failures keep
+    their requirements, as Calculon reports them).
+    """
+    n = exe.n
+    if not isinstance(model, ModelShape):
+        longest = max((np.asarray(v).shape[0] for v in model.values() if np.ndim(v)), default=1)
+        if exe.n == 1 and longest > 1:  # one execution, many model shapes
+            exe = exe.take(np.zeros(longest, dtype=np.int64))
+            n = longest
+    m = _model_columns(model, n)
+    dtypes = exe["datatype"]
+    uniq = np.unique(dtypes)
+    if len(uniq) == 1:
+        return _evaluate_dtype(m, system, exe, str(uniq[0]))
+    out: dict[str, np.ndarray] = {}
+    for dt in uniq:
+        idx = np.nonzero(dtypes == dt)[0]
+        part = _evaluate_dtype({k: v[idx] for k, v in m.items()}, system, exe.take(idx), str(dt))
+        for k, v in part.items():
+            if k not in out:
+                out[k] = np.zeros(n, dtype=v.dtype)
+            out[k][idx] = v
+    return out
+
+
+def _evaluate_dtype(m: dict[str, np.ndarray], system: System, exe: Executions, dtype: str) -> dict[str, np.ndarray]:
+    n = exe.n
+    e = exe.cols
+    bpe = float(DTYPE_BYTES[dtype])
+    tp = e["tensor_par"].astype(np.int64)
+    pp = e["pipeline_par"].astype(np.int64)
+    dp = e["data_par"].astype(np.int64)
+    nprocs = e["num_procs"]
+    batch = e["batch_size"]
+    mbs = e["microbatch_size"]
+    interleave = e["pipeline_interleaving"]
+    training = e["training"]
+    rec = e["activation_recompute"]
+    comm = e["tensor_par_comm_type"]
+    ovl = e["tensor_par_overlap"]
+    redo = e["seq_par_ag_redo"]
+    sharding = e["optimizer_sharding"]
+    dp_ovl = e["data_par_overlap"]
+    w_off, a_off, o_off = e["weight_offload"], e["activations_offload"], e["optimizer_offload"]
+    tn, pn, dn = e["tensor_par_net"], e["pipeline_par_net"], e["data_par_net"]
+    if m.get("kv_heads") is not None:
+        mq = e["attention_type"] == 1
+        kvh = np.where(mq, 1, m["kv_heads"])
+    else:  # pragma: no cover
+        kvh = m["heads"]
+
+    # ------------------------------------------------------------ validity (Calculon order)
+    err = np.zeros(n, dtype=np.int64)
+
+    def flag(cond: Any, name: str | int) -> None:
+        code = name if isinstance(name, int) else ERR[name]
+        np.copyto(err, code, where=(err == 0) & np.asarray(cond, dtype=bool))
+
+    safe_tp = np.maximum(tp, 1)
+    safe_pp = np.maximum(pp, 1)
+    safe_dp = np.maximum(dp, 1)
+    safe_mbs = np.maximum(mbs, 1)
+    flag((nprocs <= 0) | (tp <= 0) | (pp <= 0) | (dp <= 0), "invalid_execution_field")
+    flag(nprocs != tp * pp * dp, "tp_pp_dp_product_mismatch")
+    flag((batch <= 0) | (mbs <= 0), "invalid_execution_field")
+    flag(batch % safe_dp != 0, "batch_size_not_divisible_by_data_par")
+    local = batch // safe_dp
+    flag(local % safe_mbs != 0, "local_batch_not_divisible_by_microbatch")
+    nmb = local // safe_mbs
+    flag((rec > 0) & ~training, "recompute_requires_training")
+    flag((interleave <= 0) | ((pp == 1) & (interleave != 1)), "invalid_pipeline_interleaving")
+    flag(sharding & (dp <= 1), "optimizer_sharding_requires_dp_gt_1")
+    flag((ovl != 0) & (tp <= 1), "tp_overlap_requires_tp_gt_1")
+    flag(redo & ((comm != 2) | (rec == 2)), "seq_par_ag_redo_requires_rs_ag_without_full_recompute")
+    flag(dp_ovl & (~training | (dp <= 1)), "dp_overlap_requires_training_and_dp_gt_1")
+    flag(o_off & ~training, "optimizer_offload_requires_training")
+    nets = _Nets(system)
+    flag((tn < 0) | (tn >= nets.count) | (pn < 0) | (pn >= nets.count) | (dn < 0) | (dn >= nets.count),
+         "network_index_out_of_range")
+    too_small = np.zeros(n, dtype=bool)
+    not_filled = np.zeros(n, dtype=bool)
+    for k in range(nets.count):
+        used = ((tp > 1) & (tn == k)) | ((pp > 1) & (pn == k)) | ((dp > 1) & (dn == k))
+        size = (np.where((tp > 1) & (tn == k), tp, 1) * np.where((pp > 1) & (pn == k), pp, 1)
+                * np.where((dp > 1) & (dn == k), dp, 1))
+        small = used & (size > nets.size[k])
+        too_small |= small
+        if nets.filled[k]:
+            not_filled |= used & ~small & (nets.size[k] % np.maximum(size, 1) != 0)
+        # Calculon checks tier by tier: the first failing tier decides the message
+        flag(small, "network_tier_too_small_for_parallelism")
+        flag(used & nets.filled[k] & (nets.size[k] % np.maximum(size, 1) != 0), "network_tier_must_be_filled")
+    L = m["layers"]
+    bpp = -(-L // safe_pp)  # blocks per processor (ceil)
+    reduction_blocks = np.where(L % safe_pp != 0, safe_pp - L % safe_pp, 0)
+    safe_int = np.maximum(interleave, 1)
+    flag((interleave > bpp) | (bpp % safe_int != 0), ERR_INTERLEAVE_COMPILE)
+    flag((w_off | a_off | o_off) & (bpp <= 2), "offload_needs_at_least_3_blocks_per_proc")
+    bs = mbs * m["seq"]
+    flag(((comm == 1) | (comm == 2)) & (bs % safe_tp != 0), "batch_seq_not_divisible_by_tp")
+    flag((m["hidden"] % safe_tp != 0) | (m["ffn"] % safe_tp != 0) | (m["heads"] % safe_tp != 0),
+         "model_dim_not_divisible_by_tp")
+    dtype_ok = dtype in system.matrix and dtype in system.vector
+    if not dtype_ok:
+        flag(True, "datatype_not_supported_by_system")
+        # evaluate with any engine so the arrays exist; rows are marked infeasible
+        mat_e = next(iter(system.matrix.values()))
+        vec_e = next(iter(system.vector.values()))
+    else:
+        mat_e, vec_e = system.matrix[dtype], system.vector[dtype]
+
+    # ------------------------------------------------------------ per block, per microbatch
+    blk = BlockInputs(mbs=safe_mbs, seq=m["seq"], hidden=m["hidden"], ffn=m["ffn"], heads=m["heads"],
+                      head_dim=m["head_dim"], kv_heads=kvh, tp=safe_tp, recompute=rec, comm=comm, overlap=ovl,
+                      redo=redo, fused=e["fused_activation"], gated=m["gated"])
+    layers = build_block(blk)
+    shard = np.where(sharding, safe_dp, 1)
+    tpn = nets.view(tn)
+    mem1 = system.mem1
+    bw1 = mem1.effective_bandwidth_Bps
+    eff1 = mem1.efficiency
+    mpeak, meff = mat_e.peak_flops, mat_e.efficiency
+    vpeak, veff = vec_e.peak_flops, vec_e.efficiency
+    combine = system.combine
+    f64 = np.float64
+
+    def mtime(nbytes: Any) -> Any:
+        return nbytes / (bw1 * eff1(nbytes))
+
+    def vtime(flops: Any) -> Any:
+        return flops / (vpeak * veff(flops))
+
+    def xtime(flops: Any) -> Any:
+        return flops / (mpeak * meff(flops))
+
+    split_b = comm == 2
+    split_e = comm != 0
+    tp_f = safe_tp.astype(f64)
+    multi = tp > 1
+    pu = tpn["pu"]
+
+    acc = {k: np.zeros(n) for k in (
+        "fw_flops", "fw_ft", "fw_mem", "fw_mt", "fw_time", "fw_tp_b", "fw_tp_e", "fw_exp_b", "fw_exp_e",
+        "re_flops", "re_ft", "re_mem", "re_mt", "re_time", "recomm_b", "recomm_e", "recomm_exp_b", "recomm_exp_e",
+        "ag_flops", "ag_ft", "ag_mem", "ag_mt", "ag_time", "ag_tp_b", "ag_tp_e", "ag_exp_b", "ag_exp_e",
+        "wg_flops", "wg_ft", "wg_mem", "wg_mt", "wg_time", "op_flops", "op_ft", "op_mem", "op_mt", "op_time",
+        "weight", "act_work", "act_store", "w_grad", "w_grad_ns", "act_grad", "optim")}
+
+    for ly in layers:
+        on = np.asarray(ly.active, dtype=bool)
+        if not on.any():
+            continue
+        onf = on.astype(f64)
+        kind = ly.kind
+        fw = ly.fw * onf
+        ag = ly.ag * onf
+        wg = ly.wg * onf
+        inp = ly.inp * onf
+        out = ly.out * onf
+        act = ly.act * onf
+        actg = ly.actg * onf
+        w = ly.w * onf
+        wgr = ly.wgrads * onf
+        opt = ly.opt * onf
+        rc = np.asarray(ly.recompute, dtype=bool) & on & training
+        rcm = np.asarray(ly.recomm, dtype=bool) & on & training
+
+        # memory traffic per stage (bytes)
+        if kind == FORK:
+            fw_mem = 0.0 * fw
+            ag_mem = act * bpe * (ly.users + 1)
+        elif kind == DROPOUT:
+            fw_mem = (inp + out) * bpe + act
+            ag_mem = fw_mem
+        elif kind == ELEMWISE_ACT:
+            fw_mem = (inp + out + w) * bpe
+            ag_mem = fw_mem
+        elif kind == TPCOMM:
+            rs = comm == 2
+            fw_mem = np.where(~rs & (not ly.conj), 0.0, (inp + out) * bpe)
+            ag_mem = np.where(~rs & ly.conj, 0.0, (act + actg) * bpe)
+        else:
+            fw_mem = (inp + out + w) * bpe
+            ag_mem = (w + act + actg) * bpe
+        wg_mem = np.where(w > 0, (wgr + act + actg) * bpe, 0.0)
+        optim_b = (np.where(bpe < 4, w * 4, 0.0) + opt * 4) / shard
+        op_flops = wgr / shard * 11
+        eng = xtime if ly.matrix else vtime
+        fw_ft, ag_ft, wg_ft = eng(fw), eng(ag), eng(wg)
+        op_ft = vtime(op_flops)
+        fw_mt, ag_mt, wg_mt, op_mt = mtime(fw_mem), mtime(ag_mem), mtime(wg_mem), mtime(optim_b)
+        op_time = combine(op_ft, op_mt)
+
+        zero = np.zeros(n)
+        if kind == TPCOMM:
+            a_b = ly.comm * bpe * onf
+            live = multi & on
+            conj = ly.conj
+            nct_fw = combine(fw_ft, fw_mt)
+            nct_ag = combine(ag_ft, ag_mt)
+
+            def tpc(stage: str, split: np.ndarray) -> np.ndarray:
+                if stage == "fw":
+                    if conj:
+                        net = np.where(split, _net_time(tpn, "reduce_scatter", a_b, tp_f),
+                                       _net_time(tpn, "all_reduce", a_b, tp_f))
+                    else:
+                        net = np.where(split, _net_time(tpn, "all_gather", a_b, tp_f), 0.0)
+                    return np.where(live, net + nct_fw, 0.0)
+                if stage == "agrad":
+                    if conj:
+                        net = np.where(split, _net_time(tpn, "all_gather", a_b, tp_f), 0.0)
+                    else:
+                        net = np.where(split, _net_time(tpn, "reduce_scatter", a_b, tp_f),
+                                       _net_time(tpn, "all_reduce", a_b, tp_f))
+                    return np.where(live, net + nct_ag, 0.0)
+                # redone communication (wgrad stage): only when it moves bytes
+                if conj:
+                    net = np.where(split, _net_time(tpn, "reduce_scatter", a_b, tp_f),
+                                   _net_time(tpn, "all_reduce", a_b, tp_f))
+                else:
+                    net = np.where(split, _net_time(tpn, "all_gather", a_b, tp_f), 0.0)
+                return np.where(live & rcm, net, 0.0)
+
+            fw_b, fw_e = tpc("fw", split_b), tpc("fw", split_e)
+            ag_b, ag_e = tpc("agrad", split_b), tpc("agrad", split_e)
+            rc_b, rc_e = tpc("wgrad", split_b), tpc("wgrad", split_e)
+            fw_time = ag_time = wg_time = zero
+            fw_exp_b, fw_exp_e, ag_exp_b, ag_exp_e = fw_b, fw_e, ag_b, ag_e
+            rc_exp_b, rc_exp_e = rc_b, rc_e
+            act_b = np.where(comm == 2, act * bpe / tp_f, act * bpe if ly.conj else 0.0)
+            actg_b = np.where(comm == 2, act * bpe / tp_f, 0.0 if ly.conj else actg * bpe)
+        elif kind == LINOV:
+            conj = ly.conj
+            ag_size = inp * bpe
+            rs_size = out * bpe
+            live = multi & on
+
+            def lin_net(stage: str, split: np.ndarray) -> np.ndarray:
+                if conj:
+                    if stage == "fw":
+                        t = np.where(split, _net_time(tpn, "reduce_scatter", rs_size, tp_f),
+                                     _net_time(tpn, "all_reduce", rs_size, tp_f)) + vtime(rs_size / bpe * (tp_f - 1) / tp_f)
+                    elif stage == "agrad":
+                        t = np.where(split, _net_time(tpn, "all_gather", rs_size, tp_f), 0.0)
+                    else:
+                        t = np.where(rcm, np.where(split, _net_time(tpn, "reduce_scatter", rs_size, tp_f),
+                                                   _net_time(tpn, "all_reduce", rs_size, tp_f)), 0.0)
+                else:
+                    if stage == "fw":
+                        t = np.where(split, _net_time(tpn, "all_gather", ag_size, tp_f), 0.0)
+                    elif stage == "agrad":
+                        t = np.where(split, _net_time(tpn, "reduce_scatter", ag_size, tp_f),
+                                     _net_time(tpn, "all_reduce", ag_size, tp_f)) + vtime(ag_size / bpe * (tp_f - 1) / tp_f)
+                    else:
+                        t = np.where(rcm & split, _net_time(tpn, "all_gather", ag_size, tp_f), 0.0)
+                return np.where(live, t, 0.0)
+
+            def tiled(ft: np.ndarray, mt: np.ndarray, net: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                base = combine(ft, mt)
+                slowed = combine(ft / (1 - pu), mt)
+                T = tp_f
+                ft_s_tile = ft / (1 - pu) / T
+                net_tile = net / T
+                c_tile = base / T
+                cs_tile = slowed / T
+                infl = net_tile - ft_s_tile
+                t_exposed = c_tile + (T - 1) * cs_tile
+                t_hidden = c_tile + (T - 1) * c_tile + (T - 1) * net_tile * pu
+                time = np.where(infl > 0, t_exposed, t_hidden)
+                exp = np.where(infl > 0, (T - 1) * infl, 0.0)
+                pipe = ovl == 2
+                time = time + np.where(pipe, net_tile, 0.0)
+                exp = exp + np.where(pipe, net_tile, 0.0)
+                has = net != 0
+                return np.where(has, time, base), np.where(has, exp, 0.0)
+
+            fw_b, fw_e = lin_net("fw", split_b), lin_net("fw", split_e)
+            ag_b, ag_e = lin_net("agrad", split_b), lin_net("agrad", split_e)
+            rc_b, rc_e = lin_net("wgrad", split_b), lin_net("wgrad", split_e)
+            fw_time, fw_x = tiled(fw_ft, fw_mt, fw_b)
+            ag_time, ag_x = tiled(ag_ft, ag_mt, ag_b)
+            wg_time, _ = tiled(wg_ft, wg_mt, rc_b)
+            fw_exp_b = fw_exp_e = fw_x
+            ag_exp_b = ag_exp_e = ag_x
+            # Calculon reads the exposure left by the last forward processing call here
+            rc_exp_b = rc_exp_e = np.where(rcm, fw_x, 0.0)
+            act_b, actg_b = act * bpe, actg * bpe
+        else:
+            fw_b = fw_e = ag_b = ag_e = rc_b = rc_e = zero
+            fw_exp_b = fw_exp_e = ag_exp_b = ag_exp_e = rc_exp_b = rc_exp_e = zero
+            fw_time = combine(fw_ft, fw_mt)
+            ag_time = combine(ag_ft, ag_mt)
+            wg_time = combine(wg_ft, wg_mt)
+            if kind == DROPOUT:
+                act_b, actg_b = act, actg  # one-byte mask
+            else:
+                act_b, actg_b = act * bpe, actg * bpe
+
+        a = acc
+        a["fw_flops"] += fw
+        a["fw_ft"] += fw_ft
+        a["fw_mem"] += fw_mem
+        a["fw_mt"] += fw_mt
+        a["fw_time"] += fw_time
+        a["fw_tp_b"] += fw_b
+        a["fw_tp_e"] += fw_e
+        a["fw_exp_b"] += fw_exp_b
+        a["fw_exp_e"] += fw_exp_e
+        # recompute statistics accumulate the running forward totals (Calculon behaviour)
+        a["re_flops"] += np.where(rc, a["fw_flops"], 0.0)
+        a["re_ft"] += np.where(rc, a["fw_ft"], 0.0)
+        a["re_mem"] += np.where(rc, a["fw_mem"], 0.0)
+        a["re_mt"] += np.where(rc, a["fw_mt"], 0.0)
+        a["re_time"] += np.where(rc, fw_time, 0.0)
+        a["recomm_b"] += np.where(rcm, rc_b, 0.0)
+        a["recomm_e"] += np.where(rcm, rc_e, 0.0)
+        a["recomm_exp_b"] += np.where(rcm, rc_exp_b, 0.0)
+        a["recomm_exp_e"] += np.where(rcm, rc_exp_e, 0.0)
+        a["ag_flops"] += ag
+        a["ag_ft"] += ag_ft
+        a["ag_mem"] += ag_mem
+        a["ag_mt"] += ag_mt
+        a["ag_time"] += ag_time
+        a["ag_tp_b"] += ag_b
+        a["ag_tp_e"] += ag_e
+        a["ag_exp_b"] += ag_exp_b
+        a["ag_exp_e"] += ag_exp_e
+        a["wg_flops"] += wg
+        a["wg_ft"] += wg_ft
+        a["wg_mem"] += wg_mem
+        a["wg_mt"] += wg_mt
+        a["wg_time"] += wg_time
+        a["op_flops"] += op_flops
+        a["op_ft"] += op_ft
+        a["op_mem"] += optim_b
+        a["op_mt"] += op_mt
+        a["op_time"] += op_time
+        # capacity per block
+        a["weight"] += w * bpe
+        if not (isinstance(ly.reused, bool) and ly.reused):
+            a["act_work"] += np.where(np.asarray(ly.reused, dtype=bool), 0.0, act_b)
+        store = act_b.copy() if isinstance(act_b, np.ndarray) else np.full(n, act_b)
+        store = store - np.where(training & ~np.asarray(ly.out_stored, dtype=bool), out * bpe, 0.0)
+        store = store - np.where(training & ~np.asarray(ly.stored, dtype=bool), act_b, 0.0)
+        a["act_store"] += store
+        a["w_grad"] += wgr * bpe / shard
+        a["w_grad_ns"] += wgr * 4
+        a["act_grad"] += actg_b
+        a["optim"] += optim_b
+
+    # stages that only exist when training
+    tr = training.astype(f64)
+    for k in ("ag_flops", "ag_ft", "ag_mem", "ag_mt", "ag_time", "ag_tp_b", "ag_tp_e", "ag_exp_b", "ag_exp_e",
+              "wg_flops", "wg_ft", "wg_mem", "wg_mt", "wg_time", "op_flops", "op_ft", "op_mem", "op_mt", "op_time",
+              "w_grad", "w_grad_ns", "act_grad", "optim"):
+        acc[k] = acc[k] * tr
+    full = rec == 2
+    acc["act_store"] = np.where(full, 0.0, acc["act_store"])
+    block_ckpt = np.where(training & full, bs * m["hidden"] * bpe, 0.0)
+
+    return _batch_stats(acc, locals())
+
+
+def _batch_stats(a: dict[str, np.ndarray], v: dict[str, Any]) -> dict[str, np.ndarray]:
+    """Whole-batch times, memory and feasibility from the per-block accumulators."""
+    system: System = v["system"]
+    n = v["n"]
+    training, full = v["training"], v["full"]
+    tr = training.astype(np.float64)
+    pp, dp, tp = v["pp"], v["dp"], v["tp"]
+    safe_pp = v["safe_pp"]
+    nmb = v["nmb"].astype(np.float64)
+    nmb_i = v["nmb"]
+    bpp = v["bpp"].astype(np.float64)
+    interleave = v["interleave"]
+    chunks = np.maximum(interleave, 1).astype(np.float64)
+    bpc = np.maximum(v["bpp"] // np.maximum(interleave, 1), 1).astype(np.float64)  # blocks per chunk
+    base_pc = bpc - 1.0
+    bpe = v["bpe"]
+    nets: _Nets = v["nets"]
+    pnv = nets.view(v["pn"])
+    dnv = nets.view(v["dn"])
+    comm = v["comm"]
+    w_off, a_off, o_off = v["w_off"], v["a_off"], v["o_off"]
+    sharding = v["sharding"]
+    mem2 = system.mem2
+
+    def off_time(size: Any) -> Any:
+        if mem2.effective_bandwidth_Bps <= 0:
+            return np.where(size > 0, np.inf, 0.0)
+        return size / (mem2.effective_bandwidth_Bps * mem2.efficiency(size))
+
+    mult = bpp * nmb
+    out: dict[str, np.ndarray] = {}
+    fw_time = mult * a["fw_time"]
+    re_time = mult * a["re_time"]
+    ag_time = mult * a["ag_time"]
+    wg_time = mult * a["wg_time"]
+    optim_time = bpp * a["op_time"]
+    per = nmb * chunks
+    tp_fw = per * (base_pc * a["fw_tp_b"] + a["fw_tp_e"])
+    tp_fw_x = per * (base_pc * a["fw_exp_b"] + a["fw_exp_e"])
+    tp_bw = per * (base_pc * a["ag_tp_b"] + a["ag_tp_e"])
+    tp_bw_x = per * (base_pc * a["ag_exp_b"] + a["ag_exp_e"])
+    recomm = per * (base_pc * a["recomm_b"] + a["recomm_e"])
+    recomm_x = per * (base_pc * a["recomm_exp_b"] + a["recomm_exp_e"])
+
+    # pipeline messages: the sequence-parallel layouts send 1/TP of the activation
+    act_elems = v["bs"] * v["m"]["hidden"]
+    sp_elems = (v["bs"] // v["safe_tp"]) * v["m"]["hidden"]
+    fw_pp_size = np.where(pp > 1, np.where(comm != 0, sp_elems, act_elems) * bpe, 0.0)
+    bw_pp_size = np.where(training, fw_pp_size, 0.0)
+    chunk_fw_pp = _net_time(pnv, "p2p", fw_pp_size, 2.0)
+    chunk_bw_pp = _net_time(pnv, "p2p", bw_pp_size, 2.0)
+    n_fw_p2p = np.where(pp > 1, chunks, 0.0)
+    n_bw_p2p = np.where((pp > 1) & training, chunks, 0.0)
+    pp_link = nmb * n_fw_p2p * chunk_fw_pp + nmb * n_bw_p2p * chunk_bw_pp
+
+    # offload streams per block
+    act_off_size = np.where(full, v["block_ckpt"], a["act_store"])
+    fw_off_size = np.maximum(np.where(w_off, a["weight"], 0.0), np.where(a_off, act_off_size, 0.0))
+    bw_off_size = tr * (np.where(w_off, a["weight"], 0.0) + np.where(a_off, act_off_size, 0.0)
+                        + np.where(o_off, a["optim"], 0.0))
+    fw_off_t = off_time(fw_off_size)
+    bw_off_t = tr * off_time(bw_off_size)
+
+    base_fw_no = a["fw_time"] + a["fw_exp_b"]
+    edge_fw_no = a["fw_time"] + a["fw_exp_e"] + chunk_fw_pp
+    base_fw_ovh = np.maximum(0.0, fw_off_t + a["fw_mt"] - base_fw_no)
+    edge_fw_ovh = np.maximum(0.0, fw_off_t + a["fw_mt"] - edge_fw_no)
+    base_fw = base_fw_no + base_fw_ovh
+    edge_fw = edge_fw_no + edge_fw_ovh
+    bw_common = a["re_time"] + a["ag_time"] + a["wg_time"]
+    base_bw_no = bw_common + a["recomm_exp_b"] + a["ag_exp_b"]
+    edge_bw_no = bw_common + a["recomm_exp_e"] + a["ag_exp_e"] + chunk_bw_pp
+    bw_mem = a["ag_mt"] + a["wg_mt"]
+    base_bw_ovh = np.maximum(0.0, bw_off_t + bw_mem - base_bw_no)
+    edge_bw_ovh = np.maximum(0.0, bw_off_t + bw_mem - edge_bw_no)
+    base_bw = base_bw_no + base_bw_ovh
+    edge_bw = edge_bw_no + edge_bw_ovh
+    chunk_fw = base_pc * base_fw + edge_fw
+    chunk_bw = base_pc * base_bw + edge_bw
+
+    # DP overlap windows (memory-bound parts cannot hide communication)
+    dp_mem = a["ag_mt"] + a["wg_mt"] + a["re_mt"]
+    base_dpw = base_bw - dp_mem
+    edge_dpw = edge_bw - dp_mem
+    dp_compute = a["ag_ft"] + a["wg_ft"] + a["re_ft"]
+    opt_hide = a["op_time"] - a["op_mt"]
+    base_dpw = np.where(~sharding, base_dpw + opt_hide, base_dpw)
+    edge_dpw = np.where(~sharding, edge_dpw + opt_hide, edge_dpw)
+    dp_compute = np.where(~sharding, dp_compute + a["op_ft"], dp_compute)
+    same_tp = v["dn"] == v["tn"]
+    base_dpw = np.where(same_tp, base_dpw - (a["recomm_b"] + a["ag_tp_b"]), base_dpw)
+    edge_dpw = np.where(same_tp, edge_dpw - (a["recomm_e"] + a["ag_tp_e"]), edge_dpw)
+    chunk_dpw = base_pc * base_dpw + edge_dpw
+    chunk_dpc = bpc * dp_compute
+    chunk_time = chunk_fw + chunk_bw
+
+    red_blocks = v["reduction_blocks"].astype(np.float64)
+    bubble_red = np.where(base_pc > 0, red_blocks * (base_fw + edge_fw + base_bw + edge_bw) / 2,
+                          red_blocks * (edge_fw + edge_bw))
+    rem = nmb_i % safe_pp
+    extra = np.where(rem != 0, (chunks - 1) * (safe_pp - rem), 0.0)
+    bubble = (safe_pp - 1) * chunk_time + (extra * chunk_time - bubble_red)
+
+    # data-parallel gradient reduction
+    do_dp = (dp > 1) & training
+    dp_size = np.where(do_dp, a["weight"], 0.0)
+    dpf = np.maximum(dp, 2).astype(np.float64)
+    dp_t = np.where(sharding, _net_time(dnv, "reduce_scatter", dp_size, dpf) + _net_time(dnv, "all_gather", dp_size, dpf),
+                    _net_time(dnv, "all_reduce", dp_size, dpf))
+    dp_t = np.where(do_dp, dp_t, 0.0)
+    dpu = dnv["pu"]
+    win = safe_pp * chunk_dpw
+    ovc = safe_pp * chunk_dpc
+    chunk_dp_t = bpc * dp_t
+    same_pp = v["dn"] == v["pn"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.floor(chunk_dp_t / chunk_bw)
+    cap = np.where(rem != 0, rem, safe_pp).astype(np.float64)
+    n_pp_hit = np.where(same_pp, np.minimum(ratio, cap), 0.0)
+    infl = chunk_dp_t - (win - n_pp_hit * chunk_bw_pp) + ovc * dpu
+    n_ovl_chunks = chunks - 1
+    ovl_exposed = np.where(infl > 0, n_ovl_chunks * infl, n_ovl_chunks * chunk_dp_t * dpu)
+    last_size = bpc - 1
+    last_win = np.where(base_pc > 0, chunk_dpw - chunk_bw_pp - (base_bw + edge_bw) / 2
+                        + np.where(~sharding, opt_hide, 0.0), 0.0)
+    last_infl = last_size * dp_t + (dp_compute * dpu - last_win)
+    last_exposed = np.where(last_infl > 0, last_infl, last_size * dp_t * dpu)
+    dp_exposed = np.where(v["dp_ovl"], dp_t + ovl_exposed + last_exposed, bpp * dp_t)
+    dp_exposed = np.where(do_dp, dp_exposed, 0.0)
+    dp_link = np.where(do_dp, bpp * dp_t, 0.0)
+
+    # capacity
+    weight_space = a["weight"] * bpp
+    mem_mb = np.minimum(nmb, safe_pp).astype(np.float64)
+    il = interleave > 1
+    pp_factor = np.where(il, mem_mb * (1 + (safe_pp - 1) / (chunks * safe_pp)), mem_mb)
+    act_space = np.where(training & ~full, a["act_work"] + a["act_store"] * (bpp * pp_factor - 1), a["act_work"])
+    ckpt = np.where(training & full, bpp * v["block_ckpt"] * pp_factor, 0.0)
+    act_grad = a["act_grad"] * tr
+    w_grad = tr * np.where(bpp == 1, a["w_grad_ns"], a["w_grad_ns"] + a["w_grad"] * (bpp - 1))
+    optim = tr * a["optim"] * bpp
+    weight_min = 2 * a["weight"]
+    act_min = np.where(~full, a["act_work"] + a["act_store"], a["act_work"])
+    ckpt_min = np.where(training & full, 2 * v["block_ckpt"], 0.0)
+    wg_min = tr * (a["w_grad_ns"] + a["w_grad"])
+    opt_min = tr * 2 * a["optim"]
+    t1 = np.where(w_off, weight_min, weight_space)
+    t2 = np.where(w_off, weight_space, 0.0)
+    t1 = t1 + np.where(a_off, np.where(~full, act_min, act_min + ckpt_min), act_space + ckpt)
+    t2 = t2 + np.where(a_off, np.where(~full, act_space, ckpt), 0.0)
+    t1 = t1 + np.where(o_off, wg_min + opt_min, w_grad + optim)
+    t2 = t2 + np.where(o_off, a["w_grad"] * bpp + optim, 0.0)
+    t1 = t1 + act_grad
+
+    fw_ovh_total = per * (base_pc * base_fw_ovh + edge_fw_ovh)
+    bw_ovh_total = tr * per * (base_pc * base_bw_ovh + edge_bw_ovh)
+    out["fw_time"] = fw_time
+    out["bw_time"] = ag_time + wg_time
+    out["optim_step_time"] = optim_time
+    out["fw_offload_exposed_time"] = fw_ovh_total
+    out["bw_offload_exposed_time"] = bw_ovh_total
+    out["recompute_time"] = re_time
+    out["recomm_exposed_time"] = recomm_x * tr
+    out["bubble_time"] = bubble
+    out["tp_comm_exposed_time"] = tp_fw_x + tp_bw_x
+    out["pp_comm_exposed_time"] = pp_link
+    out["dp_comm_exposed_time"] = dp_exposed
+    out["tp_comm_link_time"] = tp_fw + tp_bw
+    out["pp_comm_link_time"] = pp_link
+    out["dp_comm_link_time"] = dp_link
+    out["recomm_link_time"] = recomm * tr
+    total = np.zeros(n)
+    for k in TIME_PARTS:
+        total = total + out[k]
+    out["total_time"] = total
+    batch = v["batch"].astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["sample_rate"] = batch / total
+    out["mem_tier1_bytes"] = t1
+    out["mem_tier2_bytes"] = t2
+    out["weight_space"] = weight_space
+    out["act_space"] = act_space
+    out["act_checkpoint_size"] = ckpt
+    out["weight_grad_space"] = w_grad
+    out["act_grad_space"] = act_grad
+    out["optimizer_space"] = optim
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fw_window = np.minimum(base_fw_no - a["fw_mt"], edge_fw_no - a["fw_mt"])
+        bw_window = np.minimum(base_bw_no - bw_mem, edge_bw_no - bw_mem)
+        out["act_offload_bw_req"] = act_off_size / fw_window
+        out["weight_offload_bw_req"] = a["weight"] / fw_window
+        out["optim_offload_bw_req"] = np.where(training, (a["w_grad"] + a["optim"]) / bw_window, 0.0)
+        out["offload_bw_req"] = np.where(training, np.maximum(fw_off_size / fw_window, bw_off_size / bw_window),
+                                         fw_off_size / fw_window)
+    useful = a["fw_flops"] + tr * (a["ag_flops"] + a["wg_flops"] + a["op_flops"])
+    out["useful_flops"] = useful
+    peak = v["mpeak"]
+    compute = out["fw_time"] + out["bw_time"] + out["optim_step_time"]
+    ideal = bpp * nmb * useful / peak
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["compute_efficiency"] = ideal / compute
+        out["system_efficiency"] = compute / total
+        out["total_efficiency"] = ideal / total
+    out["blocks_per_proc"] = bpp
+    out["num_microbatches"] = nmb
+    # block-level values useful for checks
+    for k in ("fw_time", "fw_flops", "fw_mem", "re_time", "ag_time", "wg_time", "op_time", "weight", "act_work",
+              "act_store", "optim"):
+        out["block_" + k] = a[k]
+
+    err = v["err"].copy()
+    cap1 = system.mem1.capacity_bytes
+    cap2 = mem2.capacity_bytes
+    np.copyto(err, ERR["mem_tier1_capacity_exceeded"], where=(err == 0) & (t1 > cap1))
+    np.copyto(err, ERR["mem_tier2_capacity_exceeded"], where=(err == 0) & (t2 > cap2))
+    out["error"] = err
+    out["feasible"] = err == 0
+    return out
+
+
+# --------------------------------------------------------------------------- messages
+def human_bytes(x: float) -> str:
+    """Base-2 size with three decimals, as Calculon prints capacities (``329.836 GiB``)."""
+    for unit, div in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if abs(x) >= div:
+            return f"{x / div:.3f} {unit}"
+    return f"{x:.3f} B"
+
+
+def error_message(code: int, stats: Mapping[str, np.ndarray], i: int, exe: Executions, model: Any,
+                  system: System) -> str:
+    """A one-line explanation of why execution ``i`` is infeasible (Calculon's wording where it has one)."""
+    name = ERRORS[int(code)]
+    c = exe.cols
+    tp, pp, dp = int(c["tensor_par"][i]), int(c["pipeline_par"][i]), int(c["data_par"][i])
+    if name == "mem_tier1_capacity_exceeded":
+        return (f"Mem tier1 needs {human_bytes(float(stats['mem_tier1_bytes'][i]))} but only has "
+                f"{human_bytes(system.mem1.capacity_bytes)}")
+    if name == "mem_tier2_capacity_exceeded":
+        return (f"Mem tier2 needs {human_bytes(float(stats['mem_tier2_bytes'][i]))} but only has "
+                f"{human_bytes(system.mem2.capacity_bytes)}")
+    if name == "tp_pp_dp_product_mismatch":
+        return f"tensor * pipeline * data parallelism != num_procs ({tp}*{pp}*{dp} != {int(c['num_procs'][i])})"
+    if name == "batch_size_not_divisible_by_data_par":
+        return f"batch_size {int(c['batch_size'][i])} is not a multiple of data_par {dp}"
+    if name == "local_batch_not_divisible_by_microbatch":
+        return (f"local batch {int(c['batch_size'][i]) // max(dp, 1)} is not a multiple of microbatch_size "
+                f"{int(c['microbatch_size'][i])}")
+    if name == "recompute_requires_training":
+        return "We only perform recompute during training"
+    if name == "invalid_pipeline_interleaving":
+        return (f"Bad pipeline interleaving of {int(c['pipeline_interleaving'][i])}: it must divide the "
+                f"blocks per processor (and be 1 with PP=1)")
+    if name == "optimizer_sharding_requires_dp_gt_1":
+        return "We perform optimizer sharding with DP > 1"
+    if name == "tp_overlap_requires_tp_gt_1":
+        return "We perform TP comm overlap with TP > 1"
+    if name == "seq_par_ag_redo_requires_rs_ag_without_full_recompute":
+        return "seq_par_ag_redo needs tensor_par_comm_type rs_ag and activation_recompute other than full"
+    if name == "dp_overlap_requires_training_and_dp_gt_1":
+        return "We only perform DP comm overlap during training with DP > 1"
+    if name == "optimizer_offload_requires_training":
+        return "We only perform optimizer offloading during training"
+    if name == "network_index_out_of_range":
+        return f"network index out of range: the system has {len(system.networks)} networks"
+    if name in ("network_tier_too_small_for_parallelism", "network_tier_must_be_filled"):
+        for k, net in enumerate(system.networks):
+            size = 1
+            used = False
+            for par, idx in ((tp, c["tensor_par_net"][i]), (pp, c["pipeline_par_net"][i]), (dp, c["data_par_net"][i])):
+                if par > 1 and idx == k:
+                    size *= par
+                    used = True
+            if used and size > net.size:
+                return f"Network tier{k} isn't big enough ({size} > {net.size} endpoints)"
+            if used and net.must_be_filled and net.size % size != 0:
+                return f"Network tier{k} isn't fully used ({size} does not divide {net.size})"
+    if name == "offload_needs_at_least_3_blocks_per_proc":
+        return "Offloading requires each processor to handle at least 3 blocks"
+    if name == "batch_seq_not_divisible_by_tp":
+        return f"We should split batch_seq={int(c['microbatch_size'][i]) * _get(model, 'seq', i)} between {tp} TP partitions evenly"
+    if name == "model_dim_not_divisible_by_tp":
+        for key, label in (("hidden", "hidden"), ("ffn", "feedforward"), ("heads", "attn_heads")):
+            val = _get(model, key, i)
+            if val % max(tp, 1):
+                return f"We should split {label}={val} between {tp} TP partitions evenly"
+    if name == "datatype_not_supported_by_system":
+        return f"Unsupported type: {c['datatype'][i]} (system {system.name} has {', '.join(system.datatypes)})"
+    if name == "invalid_execution_field":
+        return "num_procs, tensor_par, pipeline_par, data_par, batch_size and microbatch_size must be > 0"
+    return name
+
+
+def _get(model: Any, key: str, i: int) -> int:
+    if isinstance(model, ModelShape):
+        return int(getattr(model, {"ffn": "ffn", "seq": "seq"}.get(key, key)))
+    return int(np.broadcast_to(np.asarray(model[key]), (i + 1,))[i])
+
+
+def check_feasible(stats: Mapping[str, np.ndarray], exe: Executions, model: Any, system: System, i: int = 0) -> None:
+    """Raise a one-line :class:`DseError` if execution ``i`` is infeasible."""
+    code = int(stats["error"][i])
+    if code:
+        err = DseError(f"{ERRORS[code]}: {error_message(code, stats, i, exe, model, system)}")
+        err.category = ERRORS[code]  # type: ignore[attr-defined]
+        raise err

@@ -1,0 +1,229 @@
+"""cxl-expander: a CXL Type-3 memory expander behind a host.
+
+Request path of a 64 B load that misses the host caches:
+
+    core -> caches, mesh, home agent      host_path_ns            (both directions)
+    root port -> [switches] -> device port link block: ports, switch hops, flit
+                                           serialization, FEC, flight
+    device controller                      ctrl_latency_ns         (CXL IP, protocol
+                                           conversion, memory-controller front end)
+    DRAM media                             dram block: idle + loaded latency of the
+                                           channel at its utilization
+
+Local DRAM, for the ratio, is the same host path plus the host's own DDR5-4800 channel.
+
+Bandwidth is the smaller of the CXL.mem link (flit packing for the read/write mix,
+link block) and the media (sustainable random/stream bandwidth of the device's
+channels, dram block, calibrated against DRAMsim3).  Queueing at an offered load:
+the link's busier direction as an M/D/1 station (fixed flit service), the media as the
+dram block's loaded-latency form at its own utilization.
+
+Cost: media $/GiB + controller + per-device share of retimers and switches (cost
+block, dated prices).  Power: DRAM background + per-bit dynamic energy (energy block,
+IDD method) + link PHY pJ/bit + controller.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dse.model import Batch, Metric, Model, Param
+from dse.units import B_PER_S_PER_GBPS, BITS_PER_BYTE, J_PER_PJ
+from models.blocks import dram, energy, link
+from models.blocks.cost import component_price
+
+# ----------------------------------------------------------------------------- media
+MEDIA = ("ddr4_3200", "ddr5_4800", "ddr5_5600", "lpddr5x_8533", "hbm2e")
+#: dram-block timing set of each medium (JEDEC timings, see models/blocks/dram.py).
+MEDIA_STANDARD = {
+    "ddr4_3200": "DDR4-3200",
+    "ddr5_4800": "DDR5-4800",
+    "ddr5_5600": "DDR5-5600",
+    "lpddr5x_8533": "LPDDR5X-8533",
+    "hbm2e": "HBM2e",
+}
+#: dram-block channels per vendor-counted channel: a DDR5 DIMM channel is two 32-bit
+#: subchannels (JESD79-5); the other media count one.
+SUBCHANNELS = {"ddr4_3200": 1, "ddr5_4800": 2, "ddr5_5600": 2, "lpddr5x_8533": 1, "hbm2e": 1}
+#: Media price, $/GiB, from the cost block's dated component table.
+MEDIA_PRICE_ITEM = {
+    "ddr4_3200": "dram_ddr4",
+    "ddr5_4800": "dram_ddr5",
+    "ddr5_5600": "dram_ddr5",
+    "lpddr5x_8533": "dram_lpddr5",
+    "hbm2e": "dram_hbm",
+}
+#: Energy-block IDD sets used for each medium.  Assumption where no set of its own
+#: exists: DDR5-5600 uses the DDR5-4800 currents, LPDDR5X the LPDDR4-2400 ones, HBM2e the
+#: HBM2 ones (same core architecture, currents of the nearest public configuration).
+MEDIA_ENERGY = {
+    "ddr4_3200": "DDR4-3200",
+    "ddr5_4800": "DDR5-4800",
+    "ddr5_5600": "DDR5-4800",
+    "lpddr5x_8533": "LPDDR4-2400",
+    "hbm2e": "HBM2",
+}
+#: The host's own DRAM for the local-latency reference: DDR5-4800 (Sapphire-Rapids-class
+#: servers ship DDR5-4800; Intel Xeon 4th gen product brief).
+LOCAL_STANDARD = "DDR5-4800"
+
+LINK_GENS = ("pcie4", "pcie5", "pcie6")
+FLIT_MODES = ("68B", "256B", "256B_lo")
+PATTERNS = ("random", "stream")
+
+#: Controller power, W.  Assumption: ~8 W for a CXL Type-3 ASIC with 2-4 DDR5 channels
+#: (the E3.S 2T form factor budget is 25-40 W for the whole module, SNIA SFF-TA-1008).
+CTRL_POWER_W = 8.0
+#: Devices sharing one switch, for the per-device share of switch cost.  Assumption: a
+#: 32-lane-to-host switch fanning out to 8 x8 expanders.
+DEVICES_PER_SWITCH = 8
+
+
+def _media_tables() -> dict[str, dict[str, float]]:
+    """Per-medium constants derived once from the blocks (vectorized lookups later)."""
+    out: dict[str, dict[str, float]] = {}
+    for m in MEDIA:
+        e = energy.dram_standard_energy(MEDIA_ENERGY[m])
+        spec = energy.dram_standard(MEDIA_ENERGY[m])
+        bits = spec.access_b * BITS_PER_BYTE
+        out[m] = {
+            "read_pj_per_bit": float(e["read_pj"]) / bits,
+            "write_pj_per_bit": float(e["write_pj"]) / bits,
+            "act_pj_per_bit": float(e["act_pj"]) / bits,
+            "background_w": float(e["refresh_w"] + e["precharge_standby_w"]),
+            "usd_per_gib": component_price(MEDIA_PRICE_ITEM[m]).value,
+            "subchannels": float(SUBCHANNELS[m]),
+        }
+    return out
+
+
+_TABLES = _media_tables()
+
+
+class CxlExpander(Model):
+    name = "cxl-expander"
+    version = "1"
+    summary = "CXL Type-3 memory expander: latency, bandwidth, $/GiB and power"
+    source = "generic; anchors from CXL-DMSim (arXiv 2411.02282), Pond (ASPLOS'23), CXL-GPU digest, Micron CZ120"
+    variant_param = "media"
+    params = (
+        Param("link_gen", "pcie5", "CXL 1.1/2.0 devices run on the PCIe 5.0 PHY (CXL 2.0 spec); CZ120-class devices", choices=LINK_GENS),
+        Param("lanes", 8, "x8 is the common E3.S/AIC expander width (Micron CZ120, Samsung CMM-D)", choices=(4, 8, 16)),
+        Param("flit_mode", "68B", "CXL 1.1/2.0 use the 68 B flit (CXL 2.0 spec §4.2); 256B needs CXL 3.x", choices=FLIT_MODES),
+        Param(
+            "ctrl_latency_ns", 40.0,
+            "CXL-GPU digest: an ASIC controller round trip of 'tens of ns' (>3x below 250 ns); assumption: 40 ns",
+            bounds=(0.0, 400.0), doc="device controller round trip beyond the link ports (CXL IP + protocol conversion + MC front end)",
+        ),
+        Param("switch_hops", 0, "direct attach is the common deployment (Pond, ASPLOS'23)", bounds=(0, 4), integer=True),
+        Param("hop_latency_ns", link.CXL_SWITCH_NS, "link block: Pond's switch + 2 retimers = 115 ns round trip, split per traversal",
+              bounds=(5.0, 200.0), doc="one switch traversal, each direction"),
+        Param("retimers", 0, "direct attach without retimers (short E3.S trace)", bounds=(0, 4), integer=True),
+        Param("media", "ddr5_4800", "CZ120-class expanders use DDR5-4800 (Micron CZ120 product brief)", choices=MEDIA),
+        Param("channels", 2, "Micron CZ120: two DDR5 channels", bounds=(1, 16), integer=True,
+              doc="memory channels as vendors count them (a DDR5 channel has 2 subchannels)"),
+        Param("capacity_gib", 256.0, "Micron CZ120: 128 or 256 GB modules", bounds=(16.0, 8192.0)),
+        Param("pattern", "random", "assumption: random lines (row conflicts) are the common case for far memory", choices=PATTERNS),
+        Param("read_frac", 0.67, "2:1 read:write, the mix vendors quote expander bandwidth at (Micron CZ120 brief)", bounds=(0.0, 1.0)),
+        Param("offered_load_frac", 0.5, "assumption: half of the sustainable bandwidth", bounds=(0.0, 0.999),
+              doc="offered traffic as a fraction of the device's sustainable bandwidth"),
+        Param("host_path_ns", 42.0,
+              "assumption: core-to-home-agent path of a Xeon (Sapphire Rapids) so that local DDR5-4800 idle is ~110 ns (Intel MLC measurements)",
+              bounds=(10.0, 200.0)),
+        Param("ctrl_price_usd", component_price("cxl_memory_controller").value, "cost block: cxl_memory_controller (assumption, dated)",
+              bounds=(0.0, 2000.0)),
+        Param("retimer_price_usd", component_price("pcie5_retimer").value, "cost block: pcie5_retimer (assumption, dated)", bounds=(0.0, 500.0)),
+        Param("switch_price_usd", component_price("cxl_switch").value, "cost block: cxl_switch (assumption, dated)", bounds=(0.0, 10000.0)),
+        Param("media_usd_per_gib_scale", 1.0, "cost block prices as dated; 1 = list price", bounds=(0.1, 10.0),
+              doc="multiplier on the medium's $/GiB (price sensitivity)"),
+    )
+    metrics = (
+        Metric("idle_read_latency_ns", "min", "unloaded load-to-use latency of a 64 B read"),
+        Metric("loaded_read_latency_ns", "min", "mean read latency at the offered load"),
+        Metric("local_dram_latency_ns", None, "idle latency of the host's local DDR5-4800"),
+        Metric("latency_vs_local_x", "min", "idle latency over local DRAM latency"),
+        Metric("added_latency_ns", "min", "idle latency minus local DRAM latency"),
+        Metric("device_round_trip_ns", "min", "root port to device and back, media included"),
+        Metric("bw_gbps", "max", "sustainable bandwidth, reads + writes (link or media bound)"),
+        Metric("link_bw_gbps", "max", "CXL.mem link bandwidth after flit packing"),
+        Metric("media_bw_gbps", "max", "sustainable bandwidth of the device's DRAM channels"),
+        Metric("device_usd", "min", "bill of materials of one expander (media, controller, retimers, switch share)"),
+        Metric("usd_per_gib", "min", "device cost per GiB"),
+        Metric("power_w", "min", "device power at the offered load"),
+        Metric("gbps_per_w", "max", "delivered bandwidth per watt"),
+    )
+
+    def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
+        # the link block takes generation numbers (4 = PCIe 4.0)
+        gen = p.pick("link_gen", {g: link.GENERATIONS.index(g) + 1 for g in LINK_GENS})
+        flit = p.pick("flit_mode", {"68B": 0, "256B": 1, "256B_lo": 2})
+        # The 68 B flit does not exist at 64 GT/s (CXL 3.x): such points are infeasible.
+        valid = ~((flit == 0) & link.GEN_FLIT_MODE[gen - 1])
+        flit = np.where(valid, flit, 1)
+
+        # --- link: unloaded round trip and bandwidth (link block)
+        link_rt_ns = link.cxl_round_trip_ns(
+            gen, p.lanes, flit, n_switches=p.switch_hops, n_retimers=p.retimers, switch_ns=p.hop_latency_ns
+        )
+        link_bw_gbps = link.cxl_mem_bw_gbps(gen, p.lanes, flit, p.read_frac)
+
+        # --- media: the dram block with the timing set of each point's medium
+        t = {f: p.pick("media", {m: getattr(dram.timing(MEDIA_STANDARD[m]), f) for m in MEDIA})
+             for f in dram.timing(LOCAL_STANDARD).as_arrays()}
+        stream = p.is_("pattern", "stream")
+        sub = p.pick("media", {m: _TABLES[m]["subchannels"] for m in MEDIA})
+        n_sub = p.channels * sub
+        media_bw_gbps = dram.saturation_bw_gbps(t, stream, p.read_frac) * n_sub
+        media_idle_ns = dram.idle_latency_ns(t, stream)
+
+        bw_gbps = np.minimum(link_bw_gbps, media_bw_gbps)
+        offered_gbps = p.offered_load_frac * bw_gbps
+        media_util = offered_gbps / media_bw_gbps
+        media_loaded_ns = dram.latency_at_utilization_ns(t, media_util, stream, p.read_frac)
+
+        # link queueing: busier direction, fixed flit service -> M/D/1 wait rho/(2(1-rho)) x service
+        link_util = offered_gbps / link_bw_gbps
+        flit_ns = link.flit_serialization_ns(flit, gen, p.lanes)
+        link_wait_ns = link_util / (2.0 * (1.0 - link_util)) * flit_ns
+
+        local_ns = p.host_path_ns + dram.idle_latency_ns(LOCAL_STANDARD, stream)
+        device_rt_ns = link_rt_ns + p.ctrl_latency_ns + media_idle_ns
+        idle_ns = p.host_path_ns + device_rt_ns
+        loaded_ns = idle_ns + (media_loaded_ns - media_idle_ns) + link_wait_ns
+
+        # --- cost (cost block prices)
+        media_usd = p.capacity_gib * p.pick("media", {m: _TABLES[m]["usd_per_gib"] for m in MEDIA}) * p.media_usd_per_gib_scale
+        device_usd = (
+            media_usd + p.ctrl_price_usd + p.retimers * p.retimer_price_usd + p.switch_hops * p.switch_price_usd / DEVICES_PER_SWITCH
+        )
+
+        # --- power (energy block): DRAM background per subchannel + dynamic per bit, link PHY, controller
+        bits_per_s = offered_gbps * B_PER_S_PER_GBPS * BITS_PER_BYTE
+        rw_pj = p.read_frac * p.pick("media", {m: _TABLES[m]["read_pj_per_bit"] for m in MEDIA}) + (1 - p.read_frac) * p.pick(
+            "media", {m: _TABLES[m]["write_pj_per_bit"] for m in MEDIA}
+        )
+        row_miss = np.where(stream, 1.0 / t["lines_per_row"], 1.0)
+        dram_pj_per_bit = rw_pj + row_miss * p.pick("media", {m: _TABLES[m]["act_pj_per_bit"] for m in MEDIA})
+        phy_pj_per_bit = energy.link_pj_per_bit("cxl_phy")
+        power_w = (
+            n_sub * p.pick("media", {m: _TABLES[m]["background_w"] for m in MEDIA})
+            + bits_per_s * (dram_pj_per_bit + phy_pj_per_bit) * J_PER_PJ
+            + CTRL_POWER_W
+        )
+
+        nan = np.where(valid, 1.0, np.nan)
+        return {
+            "idle_read_latency_ns": idle_ns * nan,
+            "loaded_read_latency_ns": loaded_ns * nan,
+            "local_dram_latency_ns": local_ns,
+            "latency_vs_local_x": idle_ns / local_ns * nan,
+            "added_latency_ns": (idle_ns - local_ns) * nan,
+            "device_round_trip_ns": device_rt_ns * nan,
+            "bw_gbps": bw_gbps * nan,
+            "link_bw_gbps": link_bw_gbps * nan,
+            "media_bw_gbps": media_bw_gbps,
+            "device_usd": device_usd,
+            "usd_per_gib": device_usd / p.capacity_gib,
+            "power_w": power_w * nan,
+            "gbps_per_w": offered_gbps / power_w * nan,
+        }

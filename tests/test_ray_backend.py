@@ -1,0 +1,128 @@
+"""Ray backend against a real two-node cluster on loopback, with a worker killed
+mid-sweep: the sweep completes and every point appears exactly once."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from dse.sweep.run import SweepOptions, run_sweep
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
+
+RAY = str(Path(sys.executable).with_name("ray"))
+BIG_SPACE = """
+model = "cxl-expander"
+[knobs]
+lanes = [4, 8, 16]
+media = ["ddr4_3200", "ddr5_4800", "ddr5_5600", "lpddr5x_8533", "hbm2e"]
+ctrl_latency_ns = { range = [20, 250], steps = 40 }
+offered_load_frac = { range = [0.05, 0.95], steps = 40 }
+capacity_gib = { log_range = [64, 4096], steps = 30 }
+[objectives]
+loaded_read_latency_ns = "min"
+bw_gbps = "max"
+usd_per_gib = "min"
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def two_node_cluster(tmp_path_factory):
+    if not Path(RAY).exists():
+        pytest.skip("ray CLI not installed")
+    env = {**os.environ, "RAY_DISABLE_USAGE_STATS": "1"}
+    port = _free_port()
+    addr = f"127.0.0.1:{port}"
+    common = ["--node-ip-address=127.0.0.1", "--num-cpus=1", "--disable-usage-stats"]
+    subprocess.run([RAY, "start", "--head", f"--port={port}", "--include-dashboard=false", *common],
+                   check=True, env=env, capture_output=True, timeout=180)
+    try:
+        subprocess.run([RAY, "start", f"--address={addr}", *common], check=True, env=env, capture_output=True, timeout=180)
+        deadline = time.time() + 60
+        while time.time() < deadline:  # wait until both nodes have registered
+            out = subprocess.run([RAY, "status", f"--address={addr}"], env=env, capture_output=True, text=True, timeout=60).stdout
+            if out.count(" node_") >= 2:
+                break
+            time.sleep(1)
+        else:
+            pytest.fail("second Ray node did not join")
+        yield addr
+    finally:
+        subprocess.run([RAY, "stop", "--force"], env=env, capture_output=True, timeout=120)
+
+
+def _kill_one_busy_worker(stop: threading.Event, killed: list[int]) -> None:
+    import psutil
+
+    while not stop.is_set():
+        for proc in psutil.process_iter(["pid", "cmdline"]):
+            cmd = " ".join(proc.info.get("cmdline") or [])
+            if cmd.startswith("ray::evaluate_chunk"):
+                try:
+                    os.kill(proc.info["pid"], signal.SIGKILL)
+                    killed.append(proc.info["pid"])
+                except ProcessLookupError:
+                    continue
+                return
+        time.sleep(0.02)
+
+
+def test_grid_on_two_node_cluster_survives_a_killed_worker(two_node_cluster, tmp_path):
+    space = tmp_path / "big.toml"
+    space.write_text(BIG_SPACE)
+    out = tmp_path / "ray"
+    stop, killed = threading.Event(), []
+    killer = threading.Thread(target=_kill_one_busy_worker, args=(stop, killed), daemon=True)
+    killer.start()
+    try:
+        res = run_sweep(space, SweepOptions(backend="ray", address=two_node_cluster, out=out, progress=False, chunk_points=20_000))
+    finally:
+        stop.set()
+        killer.join(5)
+    assert killed, "no busy worker was found to kill"
+    n = 3 * 5 * 40 * 40 * 30
+    ids = pl.read_parquet(out / "points.parquet", columns=["point_id"])["point_id"]
+    assert ids.len() == n and ids.n_unique() == n and ids.min() == 0 and ids.max() == n - 1
+    assert res.manifest["run"]["ray_cpus"] == 2
+    assert res.manifest["backend"] == "ray"
+
+
+def test_optuna_workers_share_the_study_on_the_cluster(two_node_cluster, tmp_path):
+    from tests.conftest import SMALL_SPACE
+
+    space = tmp_path / "s.toml"
+    space.write_text(SMALL_SPACE)
+    res = run_sweep(
+        space,
+        SweepOptions(strategy="optuna", trials=60, batch=10, backend="ray", address=two_node_cluster, out=tmp_path / "o", progress=False),
+    )
+    pts = pl.read_parquet(tmp_path / "o" / "points.parquet")
+    assert pts.height >= 60 and pts["point_id"].n_unique() == pts.height
+    assert res.manifest["run"]["workers"] == 2
+
+
+def test_local_ray_starts_only_when_asked(space_file, tmp_path):
+    import ray
+
+    assert not ray.is_initialized()
+    res = run_sweep(space_file(), SweepOptions(backend="ray", workers=1, out=tmp_path / "l", progress=False, chunk_points=300))
+    assert pl.read_parquet(tmp_path / "l" / "points.parquet").height == 1800
+    assert not ray.is_initialized()  # shut down afterwards
+    assert res.manifest["run"]["ray_tasks"] == 6
+    shutil.rmtree(tmp_path / "l")
