@@ -291,7 +291,10 @@ class Expr:
             for op, comp in zip(node.ops, node.comparators):
                 if isinstance(op, (ast.In, ast.NotIn)):
                     choices = [e.value for e in comp.elts]  # type: ignore[attr-defined]
-                    r = left.is_in(choices)
+                    if all(isinstance(c, (int, float)) and not isinstance(c, bool) for c in choices):
+                        r = left.cast(pl.Float64).is_in([float(c) for c in choices])
+                    else:
+                        r = left.cast(pl.String).is_in([str(c) for c in choices])
                     r = ~r if isinstance(op, ast.NotIn) else r
                     right = left
                 else:

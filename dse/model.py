@@ -132,6 +132,20 @@ class Batch:
         lut = np.asarray([table[c] for c in p.choices])
         return lut[self._cols[name]]
 
+    def groups(self, name: str) -> list[tuple[Any, Any]]:
+        """(label, index) for each choice of a categorical parameter present in the batch;
+        ``index`` is ``slice(None)`` when the parameter is a scalar.  For blocks that are much
+        cheaper with per-choice scalar constants (a loop over choices, never over points)."""
+        p = self._params[name]
+        assert p.choices is not None
+        codes = self._cols[name]
+        if np.ndim(codes) == 0:
+            return [(p.choices[int(codes)], slice(None))]
+        out = []
+        for code in np.unique(codes):
+            out.append((p.choices[int(code)], np.flatnonzero(codes == code)))
+        return out
+
     def label(self, name: str) -> np.ndarray:
         """The labels (not codes) of a categorical column, for reporting."""
         p = self._params[name]

@@ -11,4 +11,5 @@ REGISTRY: dict[str, str] = {
 
 # CVXPY provisioning / placement problems for `dse optimize`: name -> "module:function".
 OPTIMIZE: dict[str, str] = {
+    "cxl-expander-provision": "models.cxl_expander.optimize:provision",
 }

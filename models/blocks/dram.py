@@ -74,6 +74,7 @@ __all__ = [
     "idle_latency_ns",
     "loaded_latency_ns",
     "latency_at_utilization_ns",
+    "evaluate",
     "row_hit_rate",
 ]
 
@@ -282,17 +283,23 @@ def _service(t: dict[str, Any], stream, rf, k: dict[str, float]):
 
 
 def _core(t: dict[str, Any], stream, rf, offered_gbps, k: dict[str, float], rho_cap: float | None = None,
-          want_idle: bool = True):
-    """Vectorized model: returns (latency_ns, saturation_gbps, rho, idle_ns or None)."""
+          want_idle: bool = True, util=None):
+    """Vectorized model: returns (latency_ns, saturation_gbps, rho, idle_ns or None).
+    With ``util`` given, the offered load is ``util`` x the saturation bandwidth."""
     f = np.float64
     stream = _stream_mask(stream)
     rf = np.asarray(rf, f)
-    offered = np.asarray(offered_gbps, f)
     tck = np.asarray(t["tck_ns"], f)
     req = np.asarray(t["request_bytes"], f)
     chans = np.asarray(t.get("channels", 1), f)
     c, c_col, lost, turn, trc, nbanks = _service(t, stream, rf, k)
     sat = chans * req / (c * tck) * (1.0 - lost)
+    if util is not None:
+        offered = np.asarray(util, f) * sat
+    elif callable(offered_gbps):
+        offered = np.asarray(offered_gbps(sat), f)
+    else:
+        offered = np.asarray(offered_gbps, f)
     rho_raw = offered / sat
     rho = np.clip(rho_raw, 0.0, rho_cap if rho_cap is not None else 1.0 - 1e-12)
     lam = offered / chans / req * tck  # requests per cycle per channel
@@ -342,8 +349,10 @@ def peak_bw_gbps(t: DramTiming | str) -> float:
 def saturation_bw_gbps(t: DramTiming | str, pattern="random", read_frac=1.0, *, cal=None) -> np.ndarray:
     """Sustainable (saturation) bandwidth in GB/s for a pattern and read fraction."""
     k = constants(cal)
-    _, sat, _, _ = _core(_t(t), _stream_mask(pattern), read_frac, 0.0, k)
-    return sat
+    a = _t(t)
+    c, _, lost, _, _, _ = _service(a, _stream_mask(pattern), read_frac, k)
+    f = np.float64
+    return np.asarray(a.get("channels", 1), f) * np.asarray(a["request_bytes"], f) / (c * np.asarray(a["tck_ns"], f)) * (1.0 - lost)
 
 
 def sustainable_fraction(t: DramTiming | str, pattern="random", read_frac=1.0, *, cal=None) -> np.ndarray:
@@ -371,6 +380,18 @@ def latency_at_utilization_ns(t: DramTiming | str, util, pattern="random", read_
     """Mean read latency (ns) at ``util`` = offered / saturation bandwidth (0..1)."""
     sat = saturation_bw_gbps(t, pattern, read_frac, cal=cal)
     return loaded_latency_ns(t, np.asarray(util, np.float64) * sat, pattern, read_frac, cal=cal)
+
+
+def evaluate(t: DramTiming | str | dict, offered_gbps=None, pattern="random", read_frac=1.0, *, util=None,
+             cal=None) -> dict[str, np.ndarray]:
+    """Everything in one pass: ``latency_ns`` (mean read latency from arrival, inf at or
+    above saturation), ``saturation_gbps``, ``idle_ns`` and ``util``.  The load is
+    ``offered_gbps`` (GB/s per channel set), or a function of the saturation bandwidth
+    returning it (for callers whose load depends on it), or ``util`` x saturation."""
+    k = constants(cal)
+    lat, sat, rho, idle = _core(_t(t), _stream_mask(pattern), read_frac, 0.0 if offered_gbps is None else offered_gbps, k,
+                                util=util)
+    return {"latency_ns": lat, "saturation_gbps": sat, "idle_ns": idle, "util": rho}
 
 
 def row_hit_rate(t: DramTiming | str, pattern="random", offered_gbps=1.0) -> np.ndarray:

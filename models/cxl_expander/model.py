@@ -98,6 +98,8 @@ def _media_tables() -> dict[str, dict[str, float]]:
 
 
 _TABLES = _media_tables()
+#: Idle latency of the host's local channel by pattern (dram block, calibrated).
+_LOCAL_IDLE_NS = {pat: float(dram.idle_latency_ns(LOCAL_STANDARD, pat)) for pat in PATTERNS}
 
 
 class CxlExpander(Model):
@@ -167,26 +169,33 @@ class CxlExpander(Model):
         )
         link_bw_gbps = link.cxl_mem_bw_gbps(gen, p.lanes, flit, p.read_frac)
 
-        # --- media: the dram block with the timing set of each point's medium
-        t = {f: p.pick("media", {m: getattr(dram.timing(MEDIA_STANDARD[m]), f) for m in MEDIA})
-             for f in dram.timing(LOCAL_STANDARD).as_arrays()}
-        stream = p.is_("pattern", "stream")
+        # --- media: the dram block, once per medium present (scalar timings are much cheaper)
+        stream = np.broadcast_to(p.is_("pattern", "stream"), (p.n,))
+        read_frac = np.broadcast_to(p.read_frac, (p.n,))
         sub = p.pick("media", {m: _TABLES[m]["subchannels"] for m in MEDIA})
-        n_sub = p.channels * sub
-        media_bw_gbps = dram.saturation_bw_gbps(t, stream, p.read_frac) * n_sub
-        media_idle_ns = dram.idle_latency_ns(t, stream)
+        n_sub = np.broadcast_to(p.channels * sub, (p.n,))
+        link_bw_gbps = np.broadcast_to(link_bw_gbps, (p.n,))
+        load = np.broadcast_to(p.offered_load_frac, (p.n,))
+        sat_gbps, idle_ns, loaded_ns = (np.empty(p.n) for _ in range(3))
+        for medium, idx in p.groups("media"):
+            # the offered load is a fraction of the device bandwidth, which the media may bound:
+            # the dram block gets it as a function of one channel's saturation bandwidth
+            def offered_per_subchannel(sat: np.ndarray, idx=idx) -> np.ndarray:
+                return load[idx] * np.minimum(link_bw_gbps[idx] / n_sub[idx], sat)
 
+            r = dram.evaluate(MEDIA_STANDARD[medium], offered_per_subchannel, stream[idx], read_frac[idx])
+            sat_gbps[idx], idle_ns[idx], loaded_ns[idx] = r["saturation_gbps"], r["idle_ns"], r["latency_ns"]
+        media_bw_gbps = sat_gbps * n_sub
         bw_gbps = np.minimum(link_bw_gbps, media_bw_gbps)
-        offered_gbps = p.offered_load_frac * bw_gbps
-        media_util = offered_gbps / media_bw_gbps
-        media_loaded_ns = dram.latency_at_utilization_ns(t, media_util, stream, p.read_frac)
+        offered_gbps = load * bw_gbps
+        media_idle_ns, media_loaded_ns = idle_ns, loaded_ns
 
         # link queueing: busier direction, fixed flit service -> M/D/1 wait rho/(2(1-rho)) x service
         link_util = offered_gbps / link_bw_gbps
         flit_ns = link.flit_serialization_ns(flit, gen, p.lanes)
         link_wait_ns = link_util / (2.0 * (1.0 - link_util)) * flit_ns
 
-        local_ns = p.host_path_ns + dram.idle_latency_ns(LOCAL_STANDARD, stream)
+        local_ns = p.host_path_ns + np.where(stream, _LOCAL_IDLE_NS["stream"], _LOCAL_IDLE_NS["random"])
         device_rt_ns = link_rt_ns + p.ctrl_latency_ns + media_idle_ns
         idle_ns = p.host_path_ns + device_rt_ns
         loaded_ns = idle_ns + (media_loaded_ns - media_idle_ns) + link_wait_ns
@@ -202,7 +211,8 @@ class CxlExpander(Model):
         rw_pj = p.read_frac * p.pick("media", {m: _TABLES[m]["read_pj_per_bit"] for m in MEDIA}) + (1 - p.read_frac) * p.pick(
             "media", {m: _TABLES[m]["write_pj_per_bit"] for m in MEDIA}
         )
-        row_miss = np.where(stream, 1.0 / t["lines_per_row"], 1.0)
+        lines_per_row = p.pick("media", {m: dram.timing(MEDIA_STANDARD[m]).lines_per_row for m in MEDIA})
+        row_miss = np.where(stream, 1.0 / lines_per_row, 1.0)
         dram_pj_per_bit = rw_pj + row_miss * p.pick("media", {m: _TABLES[m]["act_pj_per_bit"] for m in MEDIA})
         phy_pj_per_bit = energy.link_pj_per_bit("cxl_phy")
         power_w = (

@@ -1,0 +1,95 @@
+"""Dashboards (rendered in headless Chromium), `dse reproduce`, `dse bench`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from dse.sweep.run import SweepOptions, run_sweep
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    from dse.dashboard.build import build_site
+    from dse.registry import project_root
+
+    d = tmp_path_factory.mktemp("dash")
+    r = run_sweep(project_root() / "spaces" / "cxl_expander.toml", SweepOptions(out=d / "cxl_expander", progress=False))
+    pages = build_site([r.path], d / "site")
+    return d / "site", pages
+
+
+def test_site_files_are_self_contained(site):
+    root, pages = site
+    names = {p.name for p in pages}
+    assert {"index.html", "calibration.html", "study-cxl_expander.html"} <= names
+    assert (root / "assets" / "vega-bundle.js").stat().st_size > 100_000
+    for p in pages:
+        text = p.read_text()
+        assert "http://" not in text.replace("http://www.w3.org", "") and "https://cdn" not in text, p.name
+        assert "assets/vega-bundle.js" in text
+    study = (root / "study-cxl_expander.html").read_text()
+    assert "Pareto front" in study and "Validation: model vs paper" in study and "asic-latency-vs-local-ddr" in study
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (CI installs Debian's chromium)")
+def test_site_renders_in_headless_chromium_without_console_errors(site):
+    from playwright.sync_api import sync_playwright
+
+    root, pages = site
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync", "--no-first-run"],
+        )
+        try:
+            for page_path in pages:
+                page = browser.new_page()
+                problems: list[str] = []
+                page.on("console", lambda m, out=problems: out.append(f"{m.type}: {m.text}") if m.type in ("error", "warning") else None)
+                page.on("pageerror", lambda e, out=problems: out.append(f"pageerror: {e}"))
+                requests: list[str] = []
+                page.on("request", lambda r, out=requests: out.append(r.url))
+                page.goto(page_path.as_uri())
+                n_charts = page.locator("div.chart").count()
+                if n_charts:
+                    page.wait_for_function(
+                        f"document.querySelectorAll('div.chart svg.marks').length >= {n_charts}", timeout=30_000
+                    )
+                assert page.locator("div.chart svg.marks").count() == n_charts, page_path.name
+                assert not problems, f"{page_path.name}: {problems}"
+                assert all(u.startswith(("file://", "data:")) for u in requests), f"network access: {requests}"
+                if page_path.name.startswith("study-"):
+                    # interactive tooltips: hovering a Pareto point shows its knobs and objectives
+                    front_points = page.locator("#chart0 g.mark-symbol").nth(1).locator("path")
+                    assert front_points.count() >= 5
+                    front_points.first.hover(force=True)
+                    tip = page.locator("#vg-tooltip-element.visible")
+                    tip.wait_for(timeout=5_000)
+                    text = tip.inner_text()
+                    assert "media" in text and "usd_per_gib" in text and "loaded_read_latency_ns" in text
+                page.close()
+        finally:
+            browser.close()
+
+
+def test_reproduce_one_space_end_to_end(tmp_path, cli):
+    code, out, err = cli("reproduce", "cxl_expander", "--out", tmp_path / "res", "--site", tmp_path / "site", "-q")
+    assert code == 0, err
+    assert (tmp_path / "res" / "cxl_expander" / "manifest.json").exists()
+    assert (tmp_path / "site" / "index.html").exists()
+    assert "headline claims:" in out
+    code, _, err = cli("reproduce")
+    assert code == 2 and "--all" in err
+
+
+def test_bench_reports_rates(cli):
+    code, out, _ = cli("bench", "cxl-expander", "--no-sweep", "--seconds", "0.05", "--json")
+    rows = json.loads(out)
+    assert code == 0 and rows[0]["name"] == "cxl-expander" and rows[0]["rate_per_s"] > 0
