@@ -162,7 +162,7 @@ description = "benchmark grid"
 lanes = [4, 8, 16]
 ctrl_latency_ns = {{ range = [40, 250], steps = {side} }}
 offered_load_frac = {{ range = [0.05, 0.95], steps = {side} }}
-capacity_gib = {{ log_range = [64, 4096], steps = {max(2, points // (3 * side * side * 4))} }}
+capacity_gib = {{ log_range = [64, 4096], steps = {max(2, -(-points // (3 * side * side * 4)))} }}
 media = ["ddr4_3200", "ddr5_4800", "ddr5_5600", "lpddr5x_8533"]
 [objectives]
 loaded_read_latency_ns = "min"

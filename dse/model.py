@@ -132,18 +132,32 @@ class Batch:
         lut = np.asarray([table[c] for c in p.choices])
         return lut[self._cols[name]]
 
-    def groups(self, name: str) -> list[tuple[Any, Any]]:
-        """(label, index) for each choice of a categorical parameter present in the batch;
-        ``index`` is ``slice(None)`` when the parameter is a scalar.  For blocks that are much
-        cheaper with per-choice scalar constants (a loop over choices, never over points)."""
-        p = self._params[name]
-        assert p.choices is not None
-        codes = self._cols[name]
-        if np.ndim(codes) == 0:
-            return [(p.choices[int(codes)], slice(None))]
+    def groups(self, *names: str) -> list[tuple[Any, Any]]:
+        """(label or tuple of labels, index) for each combination of the given categorical
+        parameters present in the batch; ``index`` is ``slice(None)`` when all are scalars.
+        For blocks that are much cheaper with per-choice scalar constants (a loop over
+        choices, never over points)."""
+        params = [self._params[n] for n in names]
+        codes = [self._cols[n] for n in names]
+        single = len(names) == 1
+        if all(np.ndim(c) == 0 for c in codes):
+            labels = tuple(p.choices[int(c)] for p, c in zip(params, codes))  # type: ignore[index]
+            return [(labels[0] if single else labels, slice(None))]
+        cols = [np.broadcast_to(c, (self.n,)) for c in codes]
+        key = cols[0].astype(np.int64)
+        for p, c in zip(params[1:], cols[1:]):
+            key = key * len(p.choices or ()) + c
+        sizes = [len(p.choices or ()) for p in params]
+        present = np.flatnonzero(np.bincount(key, minlength=int(np.prod(sizes))))
         out = []
-        for code in np.unique(codes):
-            out.append((p.choices[int(code)], np.flatnonzero(codes == code)))
+        for k in present:
+            rest, labels = int(k), []
+            for p, size in zip(reversed(params), reversed(sizes)):
+                labels.append(p.choices[rest % size])  # type: ignore[index]
+                rest //= size
+            labels.reverse()
+            idx = np.flatnonzero(key == k) if len(present) > 1 else slice(None)
+            out.append((labels[0] if single else tuple(labels), idx))
         return out
 
     def label(self, name: str) -> np.ndarray:

@@ -156,25 +156,30 @@ class CxlExpander(Model):
     )
 
     def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
-        # the link block takes generation numbers (4 = PCIe 4.0)
-        gen = p.pick("link_gen", {g: link.GENERATIONS.index(g) + 1 for g in LINK_GENS})
-        flit = p.pick("flit_mode", {"68B": 0, "256B": 1, "256B_lo": 2})
-        # The 68 B flit does not exist at 64 GT/s (CXL 3.x): such points are infeasible.
-        valid = ~((flit == 0) & link.GEN_FLIT_MODE[gen - 1])
-        flit = np.where(valid, flit, 1)
-
-        # --- link: unloaded round trip and bandwidth (link block)
-        link_rt_ns = link.cxl_round_trip_ns(
-            gen, p.lanes, flit, n_switches=p.switch_hops, n_retimers=p.retimers, switch_ns=p.hop_latency_ns
-        )
-        link_bw_gbps = link.cxl_mem_bw_gbps(gen, p.lanes, flit, p.read_frac)
+        # --- link: unloaded round trip, bandwidth and flit time (link block), once per
+        # (generation, flit mode) present; the link block takes generation numbers (5 = PCIe 5.0)
+        lanes = np.broadcast_to(p.lanes, (p.n,))
+        hops, retimers = np.broadcast_to(p.switch_hops, (p.n,)), np.broadcast_to(p.retimers, (p.n,))
+        hop_ns, read_frac = np.broadcast_to(p.hop_latency_ns, (p.n,)), np.broadcast_to(p.read_frac, (p.n,))
+        link_rt_ns, link_bw_gbps, flit_ns = np.empty(p.n), np.empty(p.n), np.empty(p.n)
+        valid = np.ones(p.n, dtype=bool)
+        for (gen_label, flit_label), idx in p.groups("link_gen", "flit_mode"):
+            gen = link.GENERATIONS.index(gen_label) + 1
+            if flit_label == "68B" and link.GEN_FLIT_MODE[gen - 1]:
+                # the 68 B flit does not exist at 64 GT/s (CXL 3.x): infeasible points
+                valid[idx] = False
+                link_rt_ns[idx] = link_bw_gbps[idx] = flit_ns[idx] = np.nan
+                continue
+            link_rt_ns[idx] = link.cxl_round_trip_ns(
+                gen, lanes[idx], flit_label, n_switches=hops[idx], n_retimers=retimers[idx], switch_ns=hop_ns[idx]
+            )
+            link_bw_gbps[idx] = link.cxl_mem_bw_gbps(gen, lanes[idx], flit_label, read_frac[idx])
+            flit_ns[idx] = link.flit_serialization_ns(flit_label, gen, lanes[idx])
 
         # --- media: the dram block, once per medium present (scalar timings are much cheaper)
         stream = np.broadcast_to(p.is_("pattern", "stream"), (p.n,))
-        read_frac = np.broadcast_to(p.read_frac, (p.n,))
         sub = p.pick("media", {m: _TABLES[m]["subchannels"] for m in MEDIA})
         n_sub = np.broadcast_to(p.channels * sub, (p.n,))
-        link_bw_gbps = np.broadcast_to(link_bw_gbps, (p.n,))
         load = np.broadcast_to(p.offered_load_frac, (p.n,))
         sat_gbps, idle_ns, loaded_ns = (np.empty(p.n) for _ in range(3))
         for medium, idx in p.groups("media"):
@@ -192,7 +197,6 @@ class CxlExpander(Model):
 
         # link queueing: busier direction, fixed flit service -> M/D/1 wait rho/(2(1-rho)) x service
         link_util = offered_gbps / link_bw_gbps
-        flit_ns = link.flit_serialization_ns(flit, gen, p.lanes)
         link_wait_ns = link_util / (2.0 * (1.0 - link_util)) * flit_ns
 
         local_ns = p.host_path_ns + np.where(stream, _LOCAL_IDLE_NS["stream"], _LOCAL_IDLE_NS["random"])
