@@ -24,7 +24,7 @@ run: $(STAMP)
 
 # The test suite.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 --timeout 900
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup --timeout 900
 
 clean-results:
 	rm -rf results/reproduce dashboards/site
