@@ -177,6 +177,10 @@ class Model:
     params: ClassVar[tuple[Param, ...]] = ()
     metrics: ClassVar[tuple[Metric, ...]] = ()
     variant_param: ClassVar[str | None] = None
+    #: Points per ``evaluate`` call: long batches are cut into slices of this size so numpy
+    #: temporaries stay in the CPU caches (about 2x faster than whole 1e5-point batches on
+    #: typical models; results are identical).  0 disables slicing.
+    eval_chunk: ClassVar[int] = 8192
 
     # ----------------------------------------------------------------- to implement
     def evaluate(self, p: Batch) -> dict[str, Any]:  # pragma: no cover - abstract
@@ -292,7 +296,17 @@ class Model:
                 if n != 1 and v.shape[0] != n and v.shape[0] != 1:
                     raise DseError(f"columns of different lengths ({n} and {v.shape[0]})")
                 n = max(n, v.shape[0])
-        out = self.evaluate(Batch(cols, pmap, n))
+        chunk = self.eval_chunk
+        if not chunk or n <= chunk:
+            return self._metrics_of(self.evaluate(Batch(cols, pmap, n)), n)
+        pieces = []
+        for s in range(0, n, chunk):
+            m = min(chunk, n - s)
+            sub = {k: (v[s : s + m] if isinstance(v, np.ndarray) and v.ndim and v.shape[0] == n else v) for k, v in cols.items()}
+            pieces.append(self._metrics_of(self.evaluate(Batch(sub, pmap, m)), m))
+        return {k: np.concatenate([piece[k] for piece in pieces]) for k in pieces[0]}
+
+    def _metrics_of(self, out: dict[str, Any], n: int) -> dict[str, np.ndarray]:
         result: dict[str, np.ndarray] = {}
         for m in self.metrics:
             if m.name not in out:

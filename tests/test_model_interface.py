@@ -31,6 +31,8 @@ def test_every_model_declares_sources_units_and_directions(name):
             assert p.unit is not None or p.integer or p.name.endswith(("_frac", "_x", "_ratio", "_scale", "_count")) or p.bounds is not None
     names = [m.name for m in cls.metrics]
     assert len(names) == len(set(names))
+    clash = set(names) & {p.name for p in cls.params}
+    assert not clash, f"{name}: parameter and metric share a name: {clash}"
     if cls.variant_param:
         assert cls.variant_param in cls.param_map()
 
