@@ -107,7 +107,6 @@ UNIT_SUFFIXES: dict[str, tuple[str, float]] = {
     "usd_per_tb": ("money_per_capacity", 1.0 / TB),
     "usd_per_hour": ("money_per_time", 1.0 / 3600.0),
     "usd_per_kwh": ("money_per_energy", 1.0 / J_PER_KWH),
-    "gbps_per_w": ("bandwidth_per_power", 1e9),
     # power and energy
     "w": ("power", 1.0),
     "mw": ("power", 1e-3),
@@ -126,6 +125,8 @@ UNIT_SUFFIXES: dict[str, tuple[str, float]] = {
     "x": ("ratio", 1.0),
     "ratio": ("ratio", 1.0),
     "count": ("count", 1.0),
+    "cyc": ("cycles", 1.0),
+    "cycles": ("cycles", 1.0),
     "flops": ("flops", 1.0),
     "tflops": ("flops_rate", 1e12),
 }
@@ -136,17 +137,36 @@ _MULTI_TOKEN = sorted((u for u in UNIT_SUFFIXES if "_" in u), key=len, reverse=T
 
 def unit_of(name: str) -> str | None:
     """The unit suffix of a quantity name, or None when the name carries no known unit.
+    A ratio of two units (``iops_per_usd``, ``dram_gb_per_tb``) is one compound unit.
 
     >>> unit_of("ctrl_latency_ns"), unit_of("price_usd_per_gib"), unit_of("media")
     ('ns', 'usd_per_gib', None)
     """
     low = name.lower()
+    tokens = low.split("_")
+    for i in range(1, len(tokens) - 1):
+        if tokens[i] == "per":
+            num, den = tokens[i - 1], "_".join(tokens[i + 1 :])
+            if num in UNIT_SUFFIXES and den in UNIT_SUFFIXES:
+                return f"{num}_per_{den}"
     for u in _MULTI_TOKEN:
         if low == u or low.endswith("_" + u):
             return u
-    last = low.rsplit("_", 1)[-1]
+    last = tokens[-1]
     if last in UNIT_SUFFIXES and "_" in low:
         return last
+    return None
+
+
+def _entry(unit: str) -> tuple[str, float] | None:
+    """(dimension, factor) of a unit, compound ``a_per_b`` units included."""
+    u = unit.lower()
+    if u in UNIT_SUFFIXES:
+        return UNIT_SUFFIXES[u]
+    num, sep, den = u.partition("_per_")
+    if sep and num in UNIT_SUFFIXES and den in UNIT_SUFFIXES:
+        (dn, fn), (dd, fd) = UNIT_SUFFIXES[num], UNIT_SUFFIXES[den]
+        return f"{dn}/{dd}", fn / fd
     return None
 
 
@@ -157,7 +177,7 @@ def stem_of(name: str) -> str:
 
 
 def dimension(unit: str) -> str | None:
-    entry = UNIT_SUFFIXES.get(unit.lower())
+    entry = _entry(unit)
     return entry[0] if entry else None
 
 
@@ -166,8 +186,8 @@ def convert(value: float, from_unit: str, to_unit: str) -> float:
 
     Raises ValueError naming both units when the dimensions differ.
     """
-    f = UNIT_SUFFIXES.get(from_unit.lower())
-    t = UNIT_SUFFIXES.get(to_unit.lower())
+    f = _entry(from_unit)
+    t = _entry(to_unit)
     if f is None or t is None:
         unknown = from_unit if f is None else to_unit
         raise ValueError(f"unknown unit {unknown!r}")
