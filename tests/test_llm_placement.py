@@ -74,3 +74,25 @@ def test_inference_lp_placement_matches_greedy() -> None:
     lp = inference(m, sys_, batch=8, prompt=4096, gen=256, placement="lp")
     assert g["tier_cxl_bytes"] > 0  # 141 GB of weights spill to the CXL expander
     assert np.isclose(g["tpot_s"], lp["tpot_s"], rtol=1e-4)
+
+
+def test_lp_placement_of_decode_traffic_is_never_worse_than_greedy():
+    """The LP places one decode step's traffic (not the prefill working set), so with
+    overlapping tiers it can only match or beat the greedy placement."""
+    from models.blocks.llm import System, get_model, inference
+    from models.blocks.llm.hardware import tier
+
+    sys_ = System.simple(
+        "gpu+cxl", matrix_tflops={"float16": 900.0}, mem_gib=80.0, mem_gbps=3000.0,
+        extra_tiers=[tier("cxl", 1024.0, 64.0)],
+    )
+    for name in ("megatron-5B", "gpt3-13B"):
+        m = get_model(name)
+        kw = dict(batch=8, prompt=1024, gen=128)
+        g = inference(m, sys_, placement="greedy", overlap="max", **kw)
+        lp = inference(m, sys_, placement="lp", overlap="max", **kw)
+        # the LP minimizes a linear model of one decode step's memory time (one efficiency per
+        # tier, mean-context KV traffic); measured by the full step model it stays within 2%
+        # of greedy (it was 2.4x slower when it placed the prefill working set's traffic)
+        assert float(np.ravel(lp["step_memory_s"])[0]) <= 1.02 * float(np.ravel(g["step_memory_s"])[0]), name
+        assert float(np.ravel(lp["tpot_s"])[0]) <= 1.02 * float(np.ravel(g["tpot_s"])[0]), name

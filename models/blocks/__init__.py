@@ -15,8 +15,15 @@ instantiate, no global state beyond read-only tables):
                  (``prices/``: cloud object storage tiers, cloud instances, components).
 * ``energy``     per-operation energy: link pJ/bit, DRAM activate/read/write/refresh and
                  background power from IDD currents, flash page operations from ICC x VCC.
-* ``queueing``, ``dram``, ``flash``, ``calibration`` and ``llm`` are documented in their
-  own modules.
+* ``queueing``   M/M/1, M/M/c, M/G/1, M/D/1, tail percentiles, mean-value analysis.
+* ``dram``       idle and loaded latency, sustainable bandwidth of a DRAM channel from its
+                 timings (calibrated against DRAMsim3, ``results/calibration/dram.toml``).
+* ``flash``      a NAND/Z-NAND/Optane-class SSD backend as a queueing network, saturation
+                 IOPS, GC write amplification (calibrated against MQSim, ``flash.toml``).
+* ``memssd``     a CXL-attached SSD used as memory (internal DRAM cache in front of flash),
+                 shared by the cxl-ssd and expand models.
+* ``calibration`` loading of the fitted constants (``DSE_CALIBRATION``).
+* ``llm/``       transformer training and inference over memory tiers (Calculon's method).
 
 Conventions
 -----------

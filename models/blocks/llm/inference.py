@@ -38,11 +38,6 @@ from models.blocks.llm.hardware import DTYPE_BYTES, System, canonical_dtype
 from models.blocks.llm.models import ModelShape
 from models.blocks.llm.placement import infeasible_message, place
 
-#: bytes moved per byte of activation working set in one step (read + write of each layer's
-#: input/output; a heavy-traffic object, so it is placed in the fastest tier first)
-ACT_TRAFFIC_PER_BYTE = 8.0
-
-
 def _pass_costs(model: ModelShape, *, rows: Any, ctx: Any, cross: Any, tp: Any, bpe: float, mat: Any, vec: Any,
                 encoder: bool = False) -> dict[str, Any]:
     """Per-block costs on one device for ``rows`` query rows (batch*new tokens) attending to
@@ -141,7 +136,14 @@ def inference(
     cross_kv = dec_layers * b * (P if enc else 0.0) * kv_row
     kv_traffic = np.where(kv_cache, dec_layers * b * mean_ctx * kv_row + cross_kv, cross_kv)
     sizes = {"activations": act_bytes, "weights": weight_bytes, "kv_cache": kv_bytes}
-    traffic = {"activations": act_bytes * ACT_TRAFFIC_PER_BYTE, "weights": weight_bytes, "kv_cache": kv_traffic}
+    # activation bytes one decode step reads and writes (each block's inputs/outputs and
+    # attention scores for the batch's new tokens), the same count `_pass_costs` charges
+    heads_d = model.heads / tp_a
+    step_act_traffic = dec_layers * (
+        b * (6 * model.hidden + 2 * mlp_cols + 2 * model.ffn / tp_a) * bpe
+        + b * (mean_ctx + (P if enc else 0.0)) * heads_d * bpe * 2
+    )
+    traffic = {"activations": step_act_traffic, "weights": weight_bytes, "kv_cache": kv_traffic}
     tiers = system.tiers
     if placement == "lp":
         if n != 1:

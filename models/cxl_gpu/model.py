@@ -1,0 +1,344 @@
+"""cxl-gpu: GPU memory expansion over CXL against UVM and GPUDirect Storage.
+
+Source: "CXL-GPU: Pushing GPU Memory Boundaries with the Integration of CXL
+Technologies" (FULL preprint and IEEE Micro 45(6), 2025; digest
+shared/research/cxl-gpu.md).  A GPU with a CXL root complex reaches Type-3 endpoints
+(DRAM, or Optane / Z-NAND / NAND behind an internal DRAM cache) with plain loads and
+stores.  Time per (warp) instruction of a kernel, all variants normalized to GPU-DRAM:
+
+    T = smooth-max(issue + off-chip loads x exposed load time,     (latency-bound stream)
+                   off-chip stores x store drain,                  (posted stores)
+                   link bytes / link bandwidth, DRAM-endpoint bytes / its bandwidth)
+        + GC pauses (SSD endpoints, without DS) + page faults (UVM, GDS)
+
+* Instruction mix (Table 1b, ``workloads.py``): off-chip loads and stores per
+  instruction = memory share x load/store split x ``offchip_frac`` (fitted), x 0.125 for
+  compute-intensive kernels (87.5% fewer accesses, 003:L226); their stores can be given
+  another scale (``compute_store_scale``: 1 = Vortex's write-through caches).
+* Loads (digest M2): each waits its memory's latency, overlapped by the 32-entry memory
+  queue of a root port (003:L138) -- on the CXL path: controller round trip ``ctrl_rt_ns``
+  + link (M1, ``paths.py``), then the DRAM endpoint's DDR5-5600, or the SSD endpoint's
+  internal DRAM on a hit and the flash read on a miss (M5).  An SSD endpoint overlaps
+  fewer misses than the queue holds: scattered misses ``miss_concurrency`` at a time,
+  a stream's misses (one page, one die) ``seq_miss_concurrency`` (both fitted).
+* Internal-DRAM hit rate by access pattern and SR policy, SR size by DevLoad (M6,
+  ``speculative.py``).
+* Stores (M7): posted; they drain at ``store_ns`` each (fitted) in parallel with the
+  loads, so the two join in a smooth roofline (the 4-norm).  On erase media each GC pause
+  stalls the GPU whole (the ingress queue fills with writes and reads queue behind them,
+  003:L190-197); a pause comes per ``interval_gib`` written (fitted) and lasts one erase
+  for a sequential writer, an erase plus the victim's valid-page copies otherwise (flash
+  block).  Deterministic store completes stores in GPU memory and keeps writes off a
+  port that announced internal work: only writes overflowing the reserved GPU memory
+  during a pause stall.
+* UVM / GDS (M3, M4): a fault per page of non-resident data (x ``faults_per_page``,
+  fitted), each costing the host runtime (``host_fault_us``: 45 us in MICRO, ~500 us in
+  FULL) and the page copy over PCIe 5.0 x8 (link block); GDS adds the page's SSD read.
+
+Cost: media $/GB (parameters), CXL and SSD controllers, internal DRAM, switches (cost
+block).  Power: controllers, DRAM background or flash idle, and per-byte energy of the
+link, DRAM and flash (energy block).  What each fitted constant was fitted to:
+``fit.py`` and ``calibration.toml``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dse.model import Batch, Metric, Model, Param
+from dse.units import BITS_PER_BYTE, CACHELINE_B, GB, GIB, J_PER_PJ, KIB, NS_PER_S, NS_PER_US
+from models.blocks import energy, flash
+from models.blocks.cost import component_price
+from models.cxl_gpu import paths, speculative
+from models.cxl_gpu import workloads as wl
+from models.cxl_gpu.calibration import CAL
+
+DESIGNS = ("gpu_dram", "uvm", "gds", "cxl", "cxl_naive", "cxl_dyn", "cxl_sr", "cxl_ds")
+#: SR policy of each design (codes into speculative.POLICIES); CXL-DS adds DS to CXL-SR
+#: (Fig 9b compares DS against SR, 003:L238).
+DESIGN_POLICY = {"gpu_dram": 0, "uvm": 0, "gds": 0, "cxl": 0, "cxl_naive": 1, "cxl_dyn": 2, "cxl_sr": 3, "cxl_ds": 3}
+MEDIA_LABELS = paths.MEDIA
+
+KINSTR = 1000.0
+#: Passes a kernel makes over its data.  Assumption: with the working set inside GPU memory,
+#: UVM still faults every page once (first touch) per 10 passes of reuse.
+UVM_REUSE_PASSES = 10.0
+#: CXL controller power, W.  Assumption as in the cxl-expander model (~8 W for a Type-3 ASIC).
+CXL_CTRL_POWER_W = 8.0
+#: SSD controller power, W.  Assumption: about half of an enterprise NVMe SSD's ~8-10 W
+#: active power (Optane P4800X datasheet: 8-10 W read; anandtech review).
+SSD_CTRL_POWER_W = 4.0
+#: DRAM capacity served by one DDR5 subchannel (4 x8 16 Gb devices = 8 GiB), for the
+#: background power per GiB.  Assumption: 16 Gb DDR5 devices.
+GIB_PER_DDR5_SUBCHANNEL = 8.0
+
+_E5 = energy.dram_standard_energy("DDR5-4800")  # energy block has no DDR5-5600 set; same core
+DRAM_BG_W_PER_GIB = float(_E5["refresh_w"] + _E5["precharge_standby_w"]) / GIB_PER_DDR5_SUBCHANNEL
+DRAM_PJ_PER_BIT = float(energy.dram_energy_per_bit_pj("DDR5-4800", 0.0, paths.READ_FRAC))
+LINK_PJ_PER_BIT = energy.link_pj_per_bit("cxl_phy")
+#: Energy of reading one fill from flash (array read + channel transfer), pJ, per medium.
+FILL_PJ = np.array([
+    0.0 if not paths.MEDIA_ROWS[m]["flash_config"] else
+    float(energy.flash_page_energy_uj(
+        "read", paths.MEDIA_TABLE["miss_ns"][i] / NS_PER_US, paths.FILL_B,
+        flash.config(paths.MEDIA_ROWS[m]["flash_config"]).channel_gbps * 1e3,
+    )) * 1e6
+    for i, m in enumerate(paths.MEDIA)
+])
+FLASH_IDLE_W = energy.flash_idle_power_w(paths.MEDIA_TABLE["dies"])
+
+_PRICE = {k: component_price(k) for k in ("cxl_memory_controller", "ssd_controller_enterprise", "dram_ddr4",
+                                            "dram_hbm", "cxl_switch")}
+_MEDIA_USD = dict(zip(paths.MEDIA, paths.MEDIA_TABLE["usd_per_gb"]))
+_SRC_PRICE = {m: paths.MEDIA_ROWS[m]["source"] for m in paths.MEDIA}
+
+
+def _price_param(m: str) -> Param:
+    return Param(f"{m}_usd_per_gb", round(float(_MEDIA_USD[m]), 4), f"media.csv: {_SRC_PRICE[m]}", bounds=(0.01, 50.0),
+                 doc=f"price of the {paths.MEDIA_ROWS[m]['device']} medium per GB")
+
+
+#: The smooth roofline joining the load/compute stream, the drain of posted stores and the
+#: bandwidth bounds is the 4-norm ``(sum t_i^4)^(1/4)``.  Assumption: exponent 4 (a hard
+#: maximum would let a store-bound kernel hide all of its load latency; k = 8 fits the
+#: DRAM-endpoint classes as well).
+
+
+def roofline(*times: np.ndarray) -> np.ndarray:
+    """Smooth maximum of the times (ns per instruction) of parts that overlap."""
+    total = 0.0
+    for t in times:
+        t2 = np.square(t)
+        total = total + np.square(t2)
+    return np.sqrt(np.sqrt(total))
+
+
+class CxlGpu(Model):
+    name = "cxl-gpu"
+    version = "1"
+    summary = "GPU memory expansion over CXL (DRAM / Optane / Z-NAND / NAND endpoints) vs UVM and GPUDirect Storage"
+    source = "CXL-GPU (Panmnesia/KAIST), FULL preprint and IEEE Micro 45(6) 2025; digest shared/research/cxl-gpu.md"
+    variant_param = "design"
+    params = (
+        Param("design", "cxl", "digest section 1: five GPU configurations + GPU-DRAM ideal + the SR ablation (003:L207, L248-262)",
+              choices=DESIGNS),
+        Param("media", "dram", "Table 1a: DDR5-5600, Optane P5800X, Z-NAND 983 ZET, NAND 980 Pro (003:L179-182)", choices=MEDIA_LABELS),
+        Param("workload", "vadd", "Table 1b: 11 kernels + 2 real-world workloads (003:L173-185)", choices=wl.NAMES),
+        Param("ctrl_rt_ns", 80.0, "digest M1 / ambiguity 1: 'two-digit ns' controller round trip, >3x below the 250 ns of SMT/TPP (003:L105-107); "
+              "80 ns = the link block's four port traversals (Pond)", bounds=(10.0, 400.0),
+              doc="round trip through the root-port and endpoint CXL controllers (protocol conversion included)"),
+        Param("link_gen", "pcie5", "Table 1a: PCIe 5.0 32 GT/s (003:L175-178)", choices=paths.LINK_GENS),
+        Param("lanes", 8, "Table 1a: x8 (003:L175)", choices=paths.LANES),
+        Param("root_ports", 1, "digest ambiguity 14: one endpoint on one x8 link in the evaluation", bounds=(1, 8), integer=True),
+        Param("eps_per_port", 1, "digest ambiguity 14: directly attached endpoint (more than one needs a switch)", bounds=(1, 4), integer=True),
+        Param("ep_capacity_gib", 512.0, "assumption: a 512 GiB endpoint (983 ZET ships 480/960 GB; DRAM expanders 128-512 GiB)",
+              bounds=(16.0, 8192.0), doc="capacity of each endpoint"),
+        Param("idram_gib", speculative.IDRAM_REF_GIB, "digest ambiguity 7: 1.5 GB internal DRAM (sibling article, 983 ZET)",
+              bounds=(0.25, 16.0), doc="internal DRAM cache of an SSD endpoint"),
+        Param("queue_entries", 32, "paper: SR and memory queues of 32 entries per root port (003:L138)", bounds=(8, 128), integer=True),
+        Param("sr_gran_max_b", 1024, "paper: DevLoad adjusts the SR size from 256 B to 1024 B (003:L152)", choices=(256, 512, 768, 1024)),
+        Param("sr_window", True, "paper: CXL-SR adds the address window (003:L156-162)", choices=(True, False)),
+        Param("devload", True, "paper: SR size follows DevLoad (003:L148-154); off = always the largest size", choices=(True, False)),
+        Param("devload_moderate_frac", 0.75, "digest ambiguity 10: thresholds 25/50/75% of backend utilization", bounds=(0.3, 0.95),
+              doc="backend utilization DevLoad reports as moderate overload"),
+        Param("gpu_local_gib", 8.0, "assumption: GPU local memory; with the 80 GiB working set the data is 10x it (digest ambiguity 8, 003:L213)",
+              bounds=(1.0, 192.0)),
+        Param("working_set_gib", 80.0, "digest ambiguity 8: dataset 10x GPU local memory (003:L213)", bounds=(1.0, 8192.0)),
+        Param("compute_store_scale", wl.COMPUTE_OFFCHIP_SCALE,
+              "paper: compute-intensive kernels make 87.5% fewer memory accesses (003:L226), read as loads and stores; "
+              "1.0 = Vortex's write-through data caches (vortexgpgpu/vortex hw/rtl/VX_config.vh, DCACHE_WRITEBACK 0) "
+              "sending every store to memory", bounds=(wl.COMPUTE_OFFCHIP_SCALE, 1.0),
+              doc="off-chip stores per store instruction of a compute-intensive kernel, relative to the other classes"),
+        Param("ds_reserved_gib", 1.0, "digest ambiguity 13: reserved GPU memory for DS (unstated); assumption 1 GiB", bounds=(0.0, 16.0)),
+        Param("host_fault_us", 45.0, "digest ambiguity 2: 45 us host runtime per fault (MICRO 000:L3354); FULL uses ~500 us (003:L205)",
+              bounds=(1.0, 1000.0)),
+        Param("uvm_page_kib", 4, "digest ambiguity 9: 4 KiB fault granularity (64 KiB migration and 2 MiB pages as options)",
+              choices=paths.UVM_PAGES_KIB),
+        *(_price_param(m) for m in paths.MEDIA),
+    )
+    metrics = (
+        Metric("slowdown_x", "min", "execution time over GPU-DRAM (all data in local memory)"),
+        Metric("time_per_instr_ns", "min", "GPU-wide time per warp instruction"),
+        Metric("load_latency_ns", "min", "mean latency of an off-chip load (local and expander accesses)"),
+        Metric("offchip_per_kinstr", None, "off-chip (LLC-miss) accesses per 1000 instructions"),
+        Metric("cxl_round_trip_ns", "min", "controller + link round trip of a CXL.mem read (NaN without CXL)"),
+        Metric("idram_hit_frac", "max", "SSD endpoint internal-DRAM hit rate (NaN without an SSD endpoint)"),
+        Metric("sr_gran_b", None, "speculative-read size in force (DevLoad average; NaN without SR)"),
+        Metric("backend_util_frac", "min", "utilization of the endpoints' media (NaN without CXL)"),
+        Metric("link_util_frac", "min", "utilization of the CXL links (NaN without CXL)"),
+        Metric("added_capacity_gib", "max", "memory added beyond GPU local memory"),
+        Metric("expansion_usd", "min", "price of the added memory: media, controllers, switches"),
+        Metric("usd_per_gb", "min", "expansion price per GB of added capacity"),
+        Metric("power_w", "min", "power of the added memory (controllers, media background, per-byte energy)"),
+    )
+
+    def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
+        t = wl.TABLE
+        w = p.workload
+        d = p.design
+        med = p.media
+        is_gpu, is_uvm, is_gds = d == 0, d == 1, d == 2
+        is_cxl = d >= 3
+        is_ds = d == DESIGNS.index("cxl_ds")
+        policy = p.pick("design", DESIGN_POLICY)
+        ssd = paths.IS_SSD[med]
+        pat = (t["seq"][w], t["around"][w], t["rand"][w])
+        gpu, uvm_k, ssd_k, gc_k = CAL["gpu"], CAL["uvm"], CAL["ssd"], CAL["gc"]
+        window = p.is_("sr_window", True)
+
+        # ---- instruction mix (Table 1b): off-chip loads and stores per instruction; the
+        # per-workload quantities are computed on the 13-row table, then picked
+        ld_w = gpu["offchip_frac"] * t["loads"]
+        ld = ld_w[w]
+        st = gpu["offchip_frac"] * (t["store_base"][w] + t["store_cs"][w] * p.compute_store_scale)
+
+        # ---- GPU-DRAM ideal: every access local (M2).  Posted stores drain in parallel
+        # with the load/compute stream: the two combine as a smooth roofline.
+        t_loc_w = paths.GPU_PATH_NS + t["seq"] * paths.DRAM_MEDIA_NS[0] + t["around"] * paths.DRAM_MEDIA_NS[1] \
+            + t["rand"] * paths.DRAM_MEDIA_NS[2]
+        mlp_loc = min(paths.LOCAL_QUEUE, paths.GPU_MAX_OUTSTANDING)
+        t_loc = t_loc_w[w]
+        t_store = st * gpu["store_ns"]
+        t_gpu = roofline((paths.ISSUE_NS + ld_w * t_loc_w / mlp_loc)[w], t_store)
+
+        # ---- CXL path (M1): controller round trip + link wire time (+ a switch per extra EP)
+        lane_code = np.searchsorted(np.asarray(paths.LANES, dtype=np.float64), p.lanes)
+        li = p.link_gen * len(paths.LANES) + lane_code
+        fan_out = p.eps_per_port > 1
+        cxl_rt = p.ctrl_rt_ns + paths.LINK_TABLE["wire_ns"][li] + np.where(fan_out, paths.LINK_TABLE["switch_ns"][li], 0.0)
+        n_ep = p.root_ports * p.eps_per_port
+        mlp_cxl = np.minimum(p.queue_entries * p.root_ports, paths.GPU_MAX_OUTSTANDING)
+        reserved = np.where(is_ds, p.ds_reserved_gib, 0.0)
+        f_loc = np.clip((p.gpu_local_gib - reserved) / p.working_set_gib, 0.0, 1.0)
+        far = 1.0 - f_loc
+
+        # ---- endpoint latency: DRAM endpoint, or SSD endpoint hit/miss (M1, M5)
+        miss_ns = paths.MEDIA_TABLE["miss_ns"][med]
+        t_dram_ep = t_loc + cxl_rt
+        t_hit = paths.GPU_PATH_NS + cxl_rt + paths.IDRAM_NS
+        backend_gbps = np.where(ssd, n_ep * paths.FILL_B / np.maximum(paths.MEDIA_TABLE["fill_ns"][med], 1e-9),
+                                n_ep * paths.DRAM_EP_BW_GBPS)
+
+        def ssd_hits(gran: np.ndarray, rows: np.ndarray | None = None) -> dict[str, np.ndarray]:
+            """Hit rates at SR size ``gran`` of the points in ``rows`` (all when None)."""
+            cols = [policy, *pat, window, miss_ns, p.queue_entries, p.idram_gib]
+            if rows is not None:
+                cols = [np.broadcast_to(c, (p.n,))[rows] for c in cols]
+            pol, seq, around, rand, win, miss, queue, cache = cols
+            return speculative.hit_rates(pol, (seq, around, rand), gran, win, miss, queue, cache)
+
+        # an SSD endpoint serves only ``miss_concurrency`` flash misses at a time (fitted)
+        miss_overlap = np.minimum(mlp_cxl, ssd_k["miss_concurrency"] * n_ep)
+        seq_overlap = np.minimum(mlp_cxl, ssd_k["seq_miss_concurrency"] * n_ep)
+
+        def exposed_ld_ns(h: dict[str, np.ndarray]) -> np.ndarray:
+            """Exposed time per far load: latency over the overlap the path allows."""
+            t_ssd = t_hit / mlp_cxl + ((1.0 - h["hit"] - h["miss_seq"]) / miss_overlap + h["miss_seq"] / seq_overlap) * miss_ns
+            return np.where(ssd, t_ssd, t_dram_ep / mlp_cxl)
+
+        def cxl_lat(h: dict[str, np.ndarray]) -> np.ndarray:
+            return paths.ISSUE_NS + ld * (f_loc * t_loc / mlp_loc + far * exposed_ld_ns(h))
+
+        # ---- SR size under DevLoad (M6): one fixed-point step from the largest size
+        gmax = p.sr_gran_max_b * np.ones(p.n)
+        first = ssd_hits(gmax)
+        acc_per_ns = (ld + st) * far / roofline(cxl_lat(first), t_store)
+        ld_share = np.where(ld + st > 0, ld / np.maximum(ld + st, 1e-30), 1.0)
+        fill_b = ld_share * (1.0 - first["hit"]) * paths.FILL_B + (1.0 - ld_share) * CACHELINE_B
+        adapt = (policy >= 2) & p.is_("devload", True)
+        gran = np.where(adapt, speculative.devload_gran_b(gmax, p.devload_moderate_frac, backend_gbps, acc_per_ns, fill_b,
+                                                          ld_share * first["sr_b"]), gmax)
+        # second pass only where DevLoad moved the size
+        rows = np.nonzero(np.broadcast_to(adapt & ssd & (gran < gmax), (p.n,)))[0]
+        hr = {k: np.array(np.broadcast_to(v, (p.n,)), dtype=np.float64) for k, v in first.items()}
+        if rows.size:
+            again = ssd_hits(np.broadcast_to(gran, (p.n,))[rows], rows)
+            for k in hr:
+                hr[k][rows] = again[k]
+        hit = np.where(ssd, hr["hit"], 1.0)
+
+        # ---- garbage collection (M5, M7): a pause per interval of written bytes, on erase
+        # media.  A sequential writer overwrites whole blocks, so its victims hold no valid
+        # pages and a pause is one erase; scattered writes leave victims with valid pages to
+        # copy (flash block greedy-GC model at the device's over-provisioning).
+        gc_rand_us, gc_seq_us = paths.gc_pauses_us()
+        gc_pause_ns = NS_PER_US * (pat[0] * gc_seq_us[med] + (1.0 - pat[0]) * gc_rand_us[med])
+        written_b = st * far * CACHELINE_B  # bytes written to the endpoints per instruction
+        gc_ns = written_b * gc_pause_ns / (gc_k["interval_gib"] * GIB)
+
+        # ---- bandwidth bounds of the links and of DRAM endpoints join the roofline.  The
+        # flash backend's load acts through DevLoad (the SR size) and is reported; the
+        # flash block's configurations are not these devices' controllers, so it is no bound.
+        link_gbps = n_ep / p.eps_per_port * paths.LINK_TABLE["bw_gbps"][li]
+        link_b = (ld + st) * far * CACHELINE_B
+        media_b = np.where(ssd, ld * far * ((1.0 - hit) * paths.FILL_B + hr["sr_b"]) + written_b, link_b)
+        t_run = roofline(cxl_lat(hr), t_store, link_b / link_gbps, np.where(ssd, 0.0, media_b / backend_gbps))
+        # DS: writes during a pause go to reserved GPU memory; only the overflow stalls
+        w_rate = written_b / t_run  # B/ns
+        with np.errstate(divide="ignore", invalid="ignore"):
+            overflow = np.clip(1.0 - p.ds_reserved_gib * GIB / np.maximum(w_rate * gc_pause_ns, 1e-30), 0.0, 1.0)
+        t_cxl = t_run + np.where(is_ds, overflow, 1.0) * gc_ns
+
+        # ---- UVM and GDS (M3, M4): host-runtime page faults on non-resident data
+        page_b = p.uvm_page_kib * KIB
+        page_code = np.searchsorted(np.asarray(paths.UVM_PAGES_KIB, dtype=np.float64), p.uvm_page_kib)
+        nonres = np.maximum(1.0 - p.gpu_local_gib / p.working_set_gib, 1.0 / UVM_REUSE_PASSES)
+        faults = (ld + st) * nonres * CACHELINE_B / page_b
+        fault_ns = p.host_fault_us * NS_PER_US + paths.HOST_COPY_NS[page_code]
+        t_uvm = t_gpu + faults * fault_ns * uvm_k["faults_per_page"]
+        gds_io = paths.GDS_IO_NS[med, page_code]
+        t_gds = t_gpu + faults * (fault_ns + gds_io) * uvm_k["faults_per_page"]
+
+        time_ns = np.where(is_gpu, t_gpu, np.where(is_uvm, t_uvm, np.where(is_gds, t_gds, t_cxl)))
+
+        # ---- capacity: the expansion must hold what GPU memory does not
+        added_gib = np.where(is_cxl | is_gds, n_ep * p.ep_capacity_gib, np.maximum(p.working_set_gib - p.gpu_local_gib, 0.0))
+        fits = np.where(is_cxl | is_gds, added_gib + p.gpu_local_gib - reserved >= p.working_set_gib, True)
+        valid = fits & ~(is_gds & ~ssd)  # GDS needs a storage medium
+        nan = np.where(valid, 1.0, np.nan)
+
+        # ---- cost (cost block + media.csv)
+        usd_gb = np.choose(med, [np.broadcast_to(p[f"{m}_usd_per_gb"], (p.n,)) for m in paths.MEDIA])
+        gb_per_gib = GIB / GB
+        ssd_extra = _PRICE["ssd_controller_enterprise"].value + p.idram_gib * _PRICE["dram_ddr4"].value
+        ep_usd = p.ep_capacity_gib * gb_per_gib * usd_gb + np.where(ssd, ssd_extra, 0.0)
+        cxl_usd = n_ep * (ep_usd + _PRICE["cxl_memory_controller"].value) + p.root_ports * fan_out * _PRICE["cxl_switch"].value
+        host_dram_usd = added_gib * gb_per_gib * p.dram_usd_per_gb
+        hbm_usd = added_gib * _PRICE["dram_hbm"].value
+        expansion_usd = np.where(is_gpu, hbm_usd, np.where(is_uvm, host_dram_usd, np.where(is_gds, n_ep * ep_usd, cxl_usd)))
+
+        # ---- power (energy block): controllers, media background, per-byte energy
+        far_acc_per_s = (ld + st) * far / time_ns * NS_PER_S
+        link_w = far_acc_per_s * CACHELINE_B * BITS_PER_BYTE * LINK_PJ_PER_BIT * J_PER_PJ
+        dram_dyn_w = far_acc_per_s * CACHELINE_B * BITS_PER_BYTE * DRAM_PJ_PER_BIT * J_PER_PJ
+        fills_per_s = ld * far * (1.0 - hit) / time_ns * NS_PER_S
+        flash_dyn_w = (fills_per_s + ld * far * hr["sr_b"] / paths.FILL_B / time_ns * NS_PER_S) * FILL_PJ[med] * J_PER_PJ
+        ssd_ep_w = SSD_CTRL_POWER_W + FLASH_IDLE_W[med] + p.idram_gib * DRAM_BG_W_PER_GIB
+        ep_w = np.where(ssd, ssd_ep_w + flash_dyn_w / n_ep, p.ep_capacity_gib * DRAM_BG_W_PER_GIB + dram_dyn_w / n_ep)
+        cxl_w = n_ep * (ep_w + CXL_CTRL_POWER_W) + link_w
+        uvm_fault_per_s = faults / time_ns * NS_PER_S
+        uvm_w = added_gib * DRAM_BG_W_PER_GIB + uvm_fault_per_s * page_b * BITS_PER_BYTE * LINK_PJ_PER_BIT * J_PER_PJ
+        gds_w = n_ep * ssd_ep_w + uvm_fault_per_s * page_b * BITS_PER_BYTE * (LINK_PJ_PER_BIT * J_PER_PJ) + uvm_fault_per_s * page_b / paths.FILL_B * FILL_PJ[med] * J_PER_PJ
+        power_w = np.where(is_gpu, added_gib * DRAM_BG_W_PER_GIB, np.where(is_uvm, uvm_w, np.where(is_gds, gds_w, cxl_w)))
+
+        # ---- reported latency of an off-chip load
+        ep_lat = np.where(ssd, t_hit + (1.0 - hit) * miss_ns, t_dram_ep)
+        fault_lat = nonres * CACHELINE_B / page_b * uvm_k["faults_per_page"] * np.where(is_gds, fault_ns + gds_io, fault_ns)
+        load_lat = np.where(is_gpu, t_loc, np.where(is_uvm | is_gds, t_loc + fault_lat, f_loc * t_loc + far * ep_lat))
+        cxl_nan = np.where(is_cxl, 1.0, np.nan)
+        return {
+            "slowdown_x": time_ns / t_gpu * nan,
+            "time_per_instr_ns": time_ns * nan,
+            "load_latency_ns": load_lat * nan,
+            "offchip_per_kinstr": (ld + st) * KINSTR * nan,
+            "cxl_round_trip_ns": cxl_rt * cxl_nan,
+            "idram_hit_frac": np.where(ssd & is_cxl, hit, np.nan) * nan,
+            "sr_gran_b": np.where(is_cxl & ssd & (policy >= 1), np.where(policy >= 2, gran, speculative.NAIVE_GRAN_B), np.nan) * nan,
+            "backend_util_frac": media_b / time_ns / backend_gbps * cxl_nan * nan,
+            "link_util_frac": link_b / time_ns / link_gbps * cxl_nan * nan,
+            "added_capacity_gib": added_gib * nan,
+            "expansion_usd": expansion_usd * nan,
+            "usd_per_gb": np.divide(expansion_usd, added_gib * gb_per_gib, out=np.full(np.shape(expansion_usd), np.nan),
+                                    where=added_gib > 0) * nan,
+            "power_w": power_w * nan,
+        }

@@ -1,0 +1,388 @@
+"""cxl-ssd: a PCIe SSD turned into CXL memory ("From Block to Byte", Kwon et al., IEEE Micro
+2025; digest research/cxl-ssd.md).
+
+Five ways to give a host more memory (``design``):
+
+* ``dram``      host DDR (the ideal baseline);
+* ``cxl_dram``  the same DDR behind a CXL.mem link (digest §7 item 13);
+* ``pcie_ssd``  a Z-NAND SSD whose PCIe BAR is mapped as memory: uncacheable, so every
+                load and store of the region goes to the device, strongly ordered and
+                synchronous (one at a time per core); the SSD firmware serves a BAR read
+                from flash (its DRAM holds the FTL map and buffers writes), so it does
+                not care about locality (digest §1.1 "PCIe-SSD is insensitive to MPKI");
+* ``cxl_ssd``   the same SSD as a CXL Type-3 device: its memory is cacheable host memory,
+                host caches filter it (§2 item 1), CXL.mem reads are served in hardware
+                from the SSD's DRAM cache (64 B lines, LRU) or, on a miss, from Z-NAND;
+* ``cxl_assd``  CXL-SSD with the annotations (§2 items 3-4): Bufferability tells the device
+                which data to keep and prefetch in its DRAM (a BF-tagged miss is served
+                from DRAM with probability ``bf_hit_frac``), Determinism holds internal
+                tasks (flushes, GC) off the reads it tags (tail latency only).
+
+Workloads (``workload``): the 18 gem5 programs of Table 1b (per-instruction loads, stores,
+LLC MPKI, footprint and LLC hit ratio, ``workloads.csv``), ``apex`` (the Apex-Map
+synthetic of the FPGA-prototype study: locality ``apex_alpha``; the access-time average
+the benchmark sees, the prototype's 128 KB L1 and 4 MB L2 included) and ``stream``
+(STREAM at ``threads`` threads).
+
+Execution time per instruction (§2 item 2, memssd block): ``CPI_core / f`` plus the
+stalls: cacheable designs stall on load misses (LLC MPKI x load share, latency / MLP,
+stores absorbed by the caches); the PCIe BAR stalls on every load and store of the region
+(``pcie_region_frac`` of them; loads pay the flash read, stores the write into SSD DRAM).
+
+Disaggregation (§2 item 8, F only): switch levels add link-block hop latency; a switch of
+``switch_lanes`` lanes fans out to ``switch_lanes / 16`` x16 devices per level; a device
+split into ``mld_count`` logical devices gives each host that share of its bandwidth, and
+the device port is an M/M/1 station at the hosts' offered load.
+
+Cost (cost block, dated prices): Z-NAND $/GB (priced as SLC), SSD-internal DDR4 $/GiB,
+SSD controller + board, the CXL premium on controller + DRAM, switch share per device;
+``dram`` / ``cxl_dram`` provision the same capacity as DDR5.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dse.model import Batch, Metric, Model, Param
+from dse.units import CACHELINE_B, GB, GIB, KIB, MIB, NS_PER_US, TIB
+from models.blocks import cache, flash, link, memssd, queueing
+from models.blocks.cost import component_price
+from models.cxl_ssd import workloads as wl
+
+DESIGNS = ("dram", "cxl_dram", "pcie_ssd", "cxl_ssd", "cxl_assd")
+WORKLOADS = wl.NAMES + ("apex", "stream")
+LINK_GENS = ("pcie5", "pcie6")
+FLIT_MODES = ("68B", "256B", "256B_lo")
+
+# ----------------------------------------------------------------------------- host (Table 1a)
+#: gem5 host: 4 GHz, 4 cores (research/cxl-ssd.md §3 cpu_freq, cpu_cores).
+FREQ_GHZ = 4.0
+CORES = 4
+#: L1D hit 5 cycles, L2 hit 20 cycles (Table 1a); at 4 GHz in ns.
+L1_HIT_NS = 5 / FREQ_GHZ
+L2_HIT_NS = 20 / FREQ_GHZ
+#: Host DDR: tRP = tRCD = tCAS = 12.5 ns (Table 1a), 2 channels (§3 host_dram_org).
+HOST_DDR_T_NS = 12.5
+HOST_DDR_CHANNELS = 2
+#: L1D MSHRs (Table 1a): a STREAM thread's independent line loads keep them all busy.
+L1D_MSHRS = 16
+
+# ----------------------------------------------------------------------------- device
+#: Z-NAND back end (flash block's Z-SSD configuration: tR 3 us, tPROG 100 us, tBERS 1 ms
+#: as Table 1a gives), seen from the controller's internal bus (memssd block).
+_ZNAND = memssd.backend_config("znand")
+ZNAND_TR_US = _ZNAND.tr_us[0]
+PAGE_B = float(_ZNAND.page_bytes)
+LINES_PER_PAGE = PAGE_B / CACHELINE_B
+#: Back-end read of one 64 B sector (no firmware; the fitted firmware is a parameter).
+SECTOR_READ_NS = float(memssd.backend_read_ns(_ZNAND, CACHELINE_B))
+#: Back-end read of a whole 4 KiB page (a BF prefetch fills the page into SSD DRAM).
+PAGE_READ_NS = float(memssd.backend_read_ns(_ZNAND, PAGE_B))
+#: Device-wide saturation rates (flash block): random 64 B sector reads, page reads of a
+#: prefetched stream.
+SECTOR_READ_IOPS = float(memssd.backend_iops(_ZNAND, CACHELINE_B, 1.0))
+PAGE_READ_IOPS = float(memssd.backend_iops(_ZNAND, PAGE_B, 1.0, "sequential"))
+#: Buffered lines leave as appended (sequential) pages: multi-plane programs.
+PAGE_PROG_IOPS = float(memssd.backend_iops(_ZNAND, PAGE_B, 0.0, "sequential"))
+FLASH_UNITS = float(_ZNAND.units)
+PAGES_PER_BLOCK = float(_ZNAND.pages_per_block)
+TPROG_NS = _ZNAND.tprog_us[0] * NS_PER_US
+TBERS_NS = _ZNAND.tbers_us * NS_PER_US
+#: SSD-internal DRAM hit (memssd block: 9.1 ns DRAM of Table 1a through the dram block).
+SSD_DRAM_NS = memssd.ssd_dram_hit_ns()
+#: Host DDR load latency from the memory controller (memssd/dram block, Table 1a timings).
+HOST_DDR_NS = memssd.host_dram_ns(HOST_DDR_T_NS)
+HOST_DDR_CHANNEL_GBPS = float(memssd.dram.saturation_bw_gbps(memssd.host_dram_timing(HOST_DDR_T_NS), "stream", 1.0))
+#: Dirty lines reach flash through a log-structured write buffer: one page program per
+#: page of lines (assumption: page-mapped FTL appending buffered lines, digest §2 item 3);
+#: see LINES_PER_PAGE.
+#: STREAM: read share of its four kernels (copy, scale: 1 read 1 write; add, triad: 2 reads
+#: 1 write), averaged (digest §5; assumption: equal time per kernel).
+STREAM_READ_FRAC = (0.5 + 0.5 + 2 / 3 + 2 / 3) / 4
+#: 99th percentile: the tail of a read that lands on a die busy with an internal task.
+TAIL_QUANTILE = 0.99
+#: Apex-Map bounds its working set by the device (assumption: the 32 GB prototype SSD).
+APEX_MEMORY_GIB = 32.0
+#: Apex-Map ran on the FPGA prototype, whose RISC-V host has 128 KB L1 and 4 MB L2 caches
+#: (F L99), not on the gem5 host of Table 1a.
+PROTO_L1_B = 128 * KIB
+PROTO_L2_B = 4 * MIB
+
+# ----------------------------------------------------------------------------- annotation coverage
+#: Functions the annotations can cover, with Zipf(1) access shares: fitted so that the top 8
+#: carry 50.5% of storage accesses (digest §2 item 7, F L206; calibration.py).
+N_FUNCTIONS = 121.6
+#: Zipf exponent of storage accesses over functions (assumption: the classic 1/rank law).
+FUNCTION_ZIPF = 1.0
+
+# ----------------------------------------------------------------------------- prices (cost block)
+_ZNAND_USD_PER_GB = component_price("nand_znand").value
+_SSD_DRAM_USD_PER_GIB = component_price("dram_ddr4").value
+_HOST_DRAM_USD_PER_GIB = component_price("dram_ddr5").value
+_SSD_CTRL_USD = component_price("ssd_controller_enterprise").value + component_price("ssd_other").value
+_CXL_PREMIUM = component_price("cxl_premium_frac").value
+_CXL_MEM_CTRL_USD = component_price("cxl_memory_controller").value
+_SWITCH_USD = component_price("cxl_switch").value
+
+# ----------------------------------------------------------------------------- fitted constants
+# Fitted by models/cxl_ssd/calibration.py (tests/test_cxl_ssd.py checks they still fit):
+#: Firmware on a flash miss (FTL lookup, command issue): Apex-Map worst case, CXL-SSD 84.1x
+#: slower than DRAM (F L107, M L1578).
+MISS_FIRMWARE_NS = 1566.0
+#: PCIe BAR round trip with the SSD firmware's handling: Apex-Map worst case, PCIe 1.6x
+#: slower than CXL (F L105).
+PCIE_BAR_NS = 3037.0
+#: Share of loads/stores that touch the expander region: the 72.1% average cut in storage
+#: accesses from PCIe-SSD to CXL-SSD (F L196).
+PCIE_REGION_FRAC = 0.01308
+#: SSD-internal DRAM as a share of the flash capacity (digest ambiguity 3 suggests about 0.1%,
+#: 1 GB per TB; the article states none): the 8 high-miss workloads run 9.6x faster on CXL-SSD
+#: than on PCIe-SSD (F L196; calibration.py).
+SSD_DRAM_FRAC = 0.00134
+#: A BF-tagged miss served from SSD DRAM: STREAM at one thread, CXL-ASSD 14.6x CXL-SSD (F L220).
+BF_HIT_FRAC = 0.9631
+
+
+#: Greedy-GC write amplification (flash block) on a fine over-provisioning grid; the model
+#: interpolates (the Lambert-W form per point would dominate the evaluation time).
+_OP_GRID = np.linspace(0.02, 0.5, 961)
+_WA_GRID = flash.gc_write_amplification(_OP_GRID)
+
+
+def _function_share(coverage: np.ndarray) -> np.ndarray:
+    """Share of storage accesses from the ``coverage`` most-used functions (Zipf(1))."""
+    n = np.asarray(coverage, dtype=np.float64) * N_FUNCTIONS
+    h_all = float(cache.generalized_harmonic(N_FUNCTIONS, FUNCTION_ZIPF))
+    h = cache.generalized_harmonic(np.maximum(n, 1.0), FUNCTION_ZIPF)
+    return np.clip(np.where(n >= 1.0, h, n) / h_all, 0.0, 1.0)
+
+
+#: The share on a fine coverage grid (1/1000 of the function list), interpolated per point.
+_COV_GRID = np.linspace(0.0, 1.0, 1001)
+_SHARE_GRID = _function_share(_COV_GRID)
+
+
+def _g(coverage: np.ndarray) -> np.ndarray:
+    return np.interp(coverage, _COV_GRID, _SHARE_GRID)
+
+
+class CxlSsd(Model):
+    name = "cxl-ssd"
+    version = "1"
+    summary = "PCIe-SSD vs CXL-SSD vs annotated CXL-ASSD as memory: execution time, latency, tail, bandwidth, $/GiB"
+    source = "Kwon et al., 'From Block to Byte', IEEE Micro 2025 (research/cxl-ssd.md)"
+    variant_param = "design"
+    params = (
+        Param("design", "cxl_ssd", "§1 configurations compared", choices=DESIGNS),
+        Param("workload", "gcc", "Table 1b workloads; apex = Apex-Map (prototype study); stream = STREAM", choices=WORKLOADS),
+        Param("apex_alpha", 1.0, "Apex-Map locality, 0.001 (best) to 1 (worst) (F L101)", bounds=(0.001, 1.0)),
+        Param("apex_memory_gib", APEX_MEMORY_GIB, "assumption: Apex-Map spans the 32 GB prototype SSD (F L99)", bounds=(1.0, 4096.0)),
+        Param("threads", 1, "STREAM host threads, 1 to 64 (F L222)", bounds=(1, 64), integer=True),
+        Param("bf_coverage_frac", 1.0, "CXL-ASSD annotates the commonly used functions (F L198); Fig 6d sweeps 0-100%",
+              bounds=(0.0, 1.0)),
+        Param("dt_coverage_frac", 0.75, "DT tags about 75% of instructions (F L210)", bounds=(0.0, 1.0)),
+        Param("cpi_core", 1.0, "assumption: a 4-wide OoO core runs SPEC CPU at about one instruction per cycle without memory stalls",
+              bounds=(0.25, 4.0)),
+        Param("mlp", 1.0, "assumption: misses to the expander are serialized (the prototype anchors are per-access latencies)",
+              bounds=(1.0, 16.0), doc="load misses overlapped per stall (MSHR bound 16, Table 1a)"),
+        Param("stream_mlp", float(L1D_MSHRS), "Table 1a: 16 L1D MSHRs, all busy on STREAM's independent line loads",
+              bounds=(1.0, 64.0)),
+        Param("host_dram_ns", HOST_DDR_NS, "dram block: tRP=tRCD=tCAS=12.5 ns DDR (Table 1a), random-line idle latency",
+              bounds=(20.0, 500.0), doc="host DDR load latency from the memory controller"),
+        Param("link_gen", "pcie6", "CXL 3.1 over PCIe 6.0, 64 GT/s (Table 1a, F L145)", choices=LINK_GENS),
+        Param("lanes", 4, "x4/x8 bifurcation (F L145); x4 assumed (digest ambiguity 6: width per run unstated)", choices=(4, 8, 16)),
+        Param("flit_mode", "256B", "CXL 3.x standard 256 B flit (link block)", choices=FLIT_MODES),
+        Param("switch_hops", 0, "the evaluation attaches the device directly; switches only in the F disaggregation discussion",
+              bounds=(0, 4), integer=True),
+        Param("hop_latency_ns", link.CXL_SWITCH_NS, "link block: Pond switch traversal (digest §2 item 8: t_sw unstated)",
+              bounds=(5.0, 500.0)),
+        Param("switch_lanes", 64, "a CXL switch has 64-128 lanes, 4-8 x16 storage ports (F L230)", choices=(64, 128)),
+        Param("mld_count", 1, "one logical device; up to 16 MLDs per device (F L234)", bounds=(1, 16), integer=True),
+        Param("cxl_ctrl_ns", 10.0, "assumption: CXL.mem served by controller hardware (F L75-83), a few cycles beyond the DRAM access",
+              bounds=(0.0, 500.0)),
+        Param("pcie_bar_ns", PCIE_BAR_NS, "fitted (calibration.py): Apex worst case, PCIe 1.6x slower than CXL (F L105)",
+              bounds=(100.0, 50000.0), doc="PCIe BAR round trip including the SSD firmware that serves it"),
+        Param("miss_firmware_ns", MISS_FIRMWARE_NS, "fitted (calibration.py): Apex worst case, CXL 84.1x slower than DRAM (F L107)",
+              bounds=(0.0, 50000.0), doc="controller firmware on a flash miss (FTL lookup, command issue)"),
+        Param("flash_tr_us", ZNAND_TR_US, "Z-NAND tR = 3 us (Table 1a)", bounds=(0.1, 100.0)),
+        Param("capacity_gib", 32.0, "the prototype's 32 GB OpenExpress SSD (F L99), the only device capacity the article states",
+              bounds=(16.0, 16384.0)),
+        Param("ssd_dram_frac", SSD_DRAM_FRAC, "fitted (calibration.py): high-miss workloads, CXL-SSD 9.6x PCIe-SSD (F L196); digest ambiguity 3 suggests ~0.1%",
+              bounds=(0.0001, 0.05), doc="SSD-internal DRAM as a fraction of the flash capacity"),
+        Param("bf_hit_frac", BF_HIT_FRAC, "fitted (calibration.py): STREAM 1 thread, CXL-ASSD 14.6x CXL-SSD (F L220)",
+              bounds=(0.0, 1.0), doc="probability a BF-tagged line the plain SSD would miss is served from SSD DRAM"),
+        Param("pcie_region_frac", PCIE_REGION_FRAC, "fitted (calibration.py): 72.1% fewer storage accesses with CXL (F L196)",
+              bounds=(0.001, 1.0), doc="share of loads/stores that address the expander region"),
+        Param("op_ratio", 0.07, "flash block default over-provisioning (MQSim); the paper states none", bounds=(0.02, 0.5)),
+        Param("gc_step_pages", 16, "assumption: a GC step copies 16 pages before its erase (digest ambiguity 5: GC model unstated)",
+              bounds=(1, 768), integer=True),
+        Param("znand_usd_per_gb", _ZNAND_USD_PER_GB, "cost block: nand_znand (priced as SLC; dated assumption)", bounds=(0.01, 10.0)),
+        Param("dram_usd_per_gib", _HOST_DRAM_USD_PER_GIB, "cost block: dram_ddr5 (TrendForce 2023-04)", bounds=(0.5, 50.0)),
+    )
+    metrics = (
+        Metric("time_ns_per_kop", "min", "time per 1000 operations: instructions (SPEC), accesses (apex), lines per thread (stream)"),
+        Metric("slowdown_vs_dram_x", "min", "time relative to the dram design on the same workload"),
+        Metric("read_latency_ns", "min", "mean latency of a read that leaves the host caches (uncached: every read)"),
+        Metric("p99_read_latency_us", "min", "99th-percentile device read latency with internal tasks (flushes, GC)"),
+        Metric("device_accesses_pki", "min", "accesses reaching the expander per 1000 instructions (per 1000 accesses for apex)"),
+        Metric("ssd_dram_hit_frac", "max", "share of device reads served by the SSD-internal DRAM"),
+        Metric("bw_gbps", "max", "bandwidth: STREAM's sustained rate, else the traffic the workload offers the device"),
+        Metric("port_util_frac", "min", "device port utilization with mld_count hosts sharing it"),
+        Metric("pool_capacity_tib", "max", "capacity reachable through switch_hops levels of switches"),
+        Metric("device_usd", "min", "bill of materials of one memory device of capacity_gib"),
+        Metric("usd_per_gib", "min", "device cost per GiB"),
+    )
+
+    def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return self._evaluate(p)
+
+    def _evaluate(self, p: Batch) -> dict[str, np.ndarray]:
+        d = {k: p.is_("design", k) for k in DESIGNS}
+        is_apex = p.is_("workload", "apex")
+        is_stream = p.is_("workload", "stream")
+        is_ssd = d["pcie_ssd"] | d["cxl_ssd"] | d["cxl_assd"]
+        cacheable = ~d["pcie_ssd"]
+        # --- workload (Table 1b): misses, loads, stores, locality --------------------------
+        def col(arr: np.ndarray, pad: float = 0.0) -> np.ndarray:
+            # apex / stream rows take ``pad`` (unused by them)
+            return p.pick("workload", dict(zip(WORKLOADS, tuple(arr) + (pad, pad))))
+
+        m = col(wl.MPKI) / 1000.0  # LLC misses per instruction
+        ld, st = col(wl.LOAD_FRAC), col(wl.STORE_FRAC)
+        q = np.where(is_stream, STREAM_READ_FRAC, np.where(ld + st > 0, ld / np.maximum(ld + st, 1e-12), 1.0))
+        alpha = col(wl.ALPHA, 0.5)
+        footprint_b = col(wl.FOOTPRINT_B, GB)
+        ssd_dram_gib = p.ssd_dram_frac * p.capacity_gib
+        ssd_dram_b = ssd_dram_gib * GIB
+
+        # --- device-side paths (memssd / link / flash blocks) -------------------------------
+        gen = p.pick("link_gen", {g: link.GENERATIONS.index(g) + 1 for g in LINK_GENS})
+        flit = p.pick("flit_mode", {m_: i for i, m_ in enumerate(FLIT_MODES)})
+        valid = ~((flit == 0) & link.GEN_FLIT_MODE[gen - 1])  # no 68 B flit at 64 GT/s
+        flit = np.where(valid, flit, 1)
+        cxl_rt = memssd.cxl_path_ns(gen, p.lanes, flit, p.switch_hops, p.hop_latency_ns)
+        tr_delta_ns = (p.flash_tr_us - ZNAND_TR_US) * NS_PER_US
+        miss_ns = SECTOR_READ_NS + tr_delta_ns + p.miss_firmware_ns  # plain: the missed sector
+        page_miss_ns = PAGE_READ_NS + tr_delta_ns + p.miss_firmware_ns  # BF prefetch: the page
+
+        # --- SSD-DRAM hit rate of the device's reads ----------------------------------------
+        # SPEC: LRU lines below the 2 MB LLC, Zipf reuse fitted to Table 1b (workloads.py).
+        h_spec = memssd.powerlaw_hit_rate(ssd_dram_b, wl.LLC_B, footprint_b, alpha)
+        # Apex-Map: P(index < k) = (k / M)^alpha for each level, host caches included.
+        apex_b = p.apex_memory_gib * GIB
+        cum = lambda size_b: np.clip(size_b / apex_b, 0.0, 1.0) ** p.apex_alpha  # noqa: E731
+        h1, h2, hs_cum = cum(PROTO_L1_B), cum(PROTO_L2_B), cum(PROTO_L2_B + ssd_dram_b)
+        h_apex = np.clip((hs_cum - h2) / np.maximum(1.0 - h2, 1e-12), 0.0, 1.0)
+        # STREAM's arrays outrun the SSD DRAM: a plain device never re-reads a line in time.
+        h_plain = np.where(is_apex, h_apex, np.where(is_stream, 0.0, h_spec))
+        bf_share = np.where(d["cxl_assd"], _g(p.bf_coverage_frac), 0.0)
+        h_cxl = h_plain + (1.0 - h_plain) * bf_share * p.bf_hit_frac
+        # a BF hit was prefetched with its page: the page read's extra transfer is amortized
+        # over the page's lines, off the critical path
+        cxl_far_ns = cxl_rt + p.cxl_ctrl_ns + memssd.device_read_ns(h_cxl, 0.0, SSD_DRAM_NS, miss_ns)
+        cxl_dram_far_ns = cxl_rt + p.cxl_ctrl_ns + p.host_dram_ns
+        # PCIe BAR: every read from flash via firmware; stores land in the write buffer
+        pcie_rd_ns = p.pcie_bar_ns + SSD_DRAM_NS + miss_ns
+        pcie_wr_ns = p.pcie_bar_ns + SSD_DRAM_NS
+
+        far_ns = np.select(
+            [d["dram"], d["cxl_dram"], d["pcie_ssd"]], [p.host_dram_ns, cxl_dram_far_ns, pcie_rd_ns], cxl_far_ns
+        )
+        # a cacheable miss first looks up the L2 (the on-chip path to the memory port)
+        dram_read_ns = L2_HIT_NS + p.host_dram_ns
+        hit_frac = np.where(is_ssd & cacheable, h_cxl, 0.0)
+        a_pcie = p.pcie_region_frac * (ld + st)  # uncacheable accesses per instruction
+        # per operation: LLC misses (SPEC), L2 misses (apex), one line (stream); PCIe: every access
+        acc_per_op = np.select(
+            [is_stream, is_apex & cacheable, is_apex, d["pcie_ssd"]], [1.0, 1.0 - h2, 1.0, a_pcie], m
+        )
+
+        # --- STREAM caps: link and media (flash: sector or page reads, page programs) -------
+        rf = STREAM_READ_FRAC
+        link_gbps = np.where(
+            d["pcie_ssd"],
+            link.pcie_dma_bw_gbps(gen, p.lanes, CACHELINE_B),
+            link.cxl_mem_bw_gbps(gen, p.lanes, flit, rf),
+        ) / p.mld_count
+        bf_reads = bf_share * p.bf_hit_frac
+        flash_s_per_line = (
+            rf * ((1.0 - bf_reads) / SECTOR_READ_IOPS + bf_reads / (LINES_PER_PAGE * PAGE_READ_IOPS))
+            + (1.0 - rf) / (LINES_PER_PAGE * PAGE_PROG_IOPS)
+        )
+        flash_gbps = CACHELINE_B / flash_s_per_line / GB / p.mld_count
+        ddr_gbps = HOST_DDR_CHANNELS * HOST_DDR_CHANNEL_GBPS
+        cap_gbps = np.where(d["dram"], ddr_gbps, np.minimum(link_gbps, np.where(is_ssd, flash_gbps, ddr_gbps)))
+        conc = p.threads * np.where(d["pcie_ssd"], 1.0, p.stream_mlp)
+
+        def times(extra_ns):
+            """(time per 1000 ops in ns, STREAM GB/s) with ``extra_ns`` added to each device access."""
+            read_ns = np.where(cacheable, L2_HIT_NS + far_ns, pcie_rd_ns) + extra_ns
+            # SPEC (§2 item 2): cacheable designs stall on load misses; the BAR on every access
+            t_cache = memssd.stall_time_ns(p.cpi_core, FREQ_GHZ, m * q, read_ns, p.mlp)
+            t_pcie = p.cpi_core / FREQ_GHZ + a_pcie * (q * read_ns + (1.0 - q) * (pcie_wr_ns + extra_ns))
+            t_spec = np.where(cacheable, t_cache, t_pcie)
+            # Apex-Map: mean access time, host caches included
+            t_apex = np.where(cacheable, L1_HIT_NS + (1.0 - h1) * L2_HIT_NS + (1.0 - h2) * (read_ns - L2_HIT_NS), read_ns)
+            # STREAM: outstanding lines over the latency (reads; writes ride along), capped
+            gbps = np.minimum(conc * CACHELINE_B / read_ns / rf, cap_gbps)
+            t_stream = 1000.0 * CACHELINE_B * p.threads / gbps  # ns per 1000 lines of one thread
+            return np.select([is_apex, is_stream], [1000.0 * t_apex, t_stream], 1000.0 * t_spec), gbps, read_ns
+
+        # first pass unloaded; then the device port as an M/M/1 station at the offered load
+        t0, gbps0, _ = times(0.0)
+        offered_gbps = np.where(is_stream, gbps0, CORES * acc_per_op * CACHELINE_B / (t0 / 1000.0))
+        port_gbps = link_gbps * p.mld_count  # the whole port, shared by mld_count hosts
+        util = offered_gbps * np.where(is_stream, 1.0, p.mld_count) / port_gbps
+        service_ns = CACHELINE_B / port_gbps
+        # STREAM's rate is already capped by the port; its queueing is in the cap
+        port_wait_ns = np.where(d["dram"] | is_stream, 0.0, queueing.mm1_wait(util / service_ns, service_ns))
+        time_kop, stream_gbps, read_ns = times(port_wait_ns)
+        offered_gbps = np.where(is_stream, stream_gbps, offered_gbps)
+
+        # the dram design on the same workload, for the slowdown
+        t_dram_spec = memssd.stall_time_ns(p.cpi_core, FREQ_GHZ, m * q, dram_read_ns, p.mlp)
+        t_dram_apex = L1_HIT_NS + (1.0 - h1) * L2_HIT_NS + (1.0 - h2) * p.host_dram_ns
+        dram_gbps = np.minimum(p.threads * p.stream_mlp * CACHELINE_B / dram_read_ns / rf, ddr_gbps)
+        time_kop_dram = np.select(
+            [is_apex, is_stream], [1000.0 * t_dram_apex, 1000.0 * CACHELINE_B * p.threads / dram_gbps], 1000.0 * t_dram_spec
+        )
+
+        # --- tail: reads landing on a die busy with flushes or GC (§2 item 4) ---------------
+        wa = np.interp(p.op_ratio, _OP_GRID, _WA_GRID)
+        gc_ns_per_page = (wa - 1.0) * (SECTOR_READ_NS + TPROG_NS) + wa * TBERS_NS / PAGES_PER_BLOCK
+        write_lines_per_ns = np.where(is_stream, offered_gbps * (1.0 - rf) / CACHELINE_B,
+                                      CORES * acc_per_op * (1.0 - q) / (time_kop / 1000.0))
+        write_lines_per_ns = np.where(is_apex, 0.0, write_lines_per_ns)  # Apex-Map excludes GC (F L101)
+        busy = write_lines_per_ns / LINES_PER_PAGE * (TPROG_NS + gc_ns_per_page) / FLASH_UNITS
+        p_dt = np.where(d["cxl_assd"], p.dt_coverage_frac, 0.0)
+        p_block = np.where(is_ssd, np.clip(busy, 0.0, 1.0) * (1.0 - p_dt), 0.0)
+        vacation_ns = TBERS_NS + p.gc_step_pages * (SECTOR_READ_NS + TPROG_NS)
+        tail_wait_ns = np.where(p_block > 1.0 - TAIL_QUANTILE,
+                                vacation_ns * (1.0 - (1.0 - TAIL_QUANTILE) / np.maximum(p_block, 1e-12)), 0.0)
+        p99_us = (read_ns + tail_wait_ns) / NS_PER_US
+
+        # --- capacity and cost (cost block) -----------------------------------------------
+        per_switch = p.switch_lanes / 16.0
+        pool_tib = p.capacity_gib * GIB * per_switch ** p.switch_hops / TIB
+        flash_usd = p.capacity_gib * GIB / GB * p.znand_usd_per_gb
+        ctrl_dram_usd = _SSD_CTRL_USD + ssd_dram_gib * _SSD_DRAM_USD_PER_GIB
+        ssd_usd = flash_usd + ctrl_dram_usd * np.where(d["pcie_ssd"], 1.0, 1.0 + _CXL_PREMIUM)
+        dram_usd = p.capacity_gib * p.dram_usd_per_gib + np.where(d["cxl_dram"], _CXL_MEM_CTRL_USD, 0.0)
+        switch_usd = np.where(d["dram"], 0.0, p.switch_hops * _SWITCH_USD / per_switch)
+        device_usd = np.where(is_ssd, ssd_usd, dram_usd) + switch_usd
+
+        nan = np.where(valid, 1.0, np.nan)
+        return {
+            "time_ns_per_kop": time_kop * nan,
+            "slowdown_vs_dram_x": time_kop / time_kop_dram * nan,
+            "read_latency_ns": read_ns * nan,
+            "p99_read_latency_us": p99_us * nan,
+            "device_accesses_pki": 1000.0 * acc_per_op,
+            "ssd_dram_hit_frac": hit_frac,
+            "bw_gbps": offered_gbps * nan,
+            "port_util_frac": util * nan,
+            "pool_capacity_tib": pool_tib,
+            "device_usd": device_usd,
+            "usd_per_gib": device_usd / p.capacity_gib,
+        }

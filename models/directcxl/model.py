@@ -1,0 +1,306 @@
+"""directcxl: memory pooling over CXL.mem (DirectCXL, IEEE Micro; shared/research/directcxl.md).
+
+Hosts load and store remote DRAM through a CXL switch; the baselines pool memory over
+RDMA (raw one-sided verbs, FastSwap page swapping, HERD key-value gets) or tier it
+locally (TPP, emulated).  The request path of a 64 B load that misses the host caches:
+
+    LLC miss handling (root port packs the flit)       CPU cycles        paths.llc_ns
+    root port -> [switch per level] -> endpoint        IP cycles + PHY   paths.fpga_fabric_ns
+                                                       (ASIC: link block CXL round trip)
+    device DRAM controller + DRAM                      ns                calibration.DEVICE_MEM_NS
+
+A payload of many lines overlaps at most ``llc_mshr`` misses (§2.3).  An RDMA read pays
+the verbs library, a copy and two DMAs around the network (§2.4).  Workloads turn
+per-operation costs into run time relative to Local (ops.py, §2.2); their constants are
+in ``workloads.csv`` and ``fitted.toml`` (calibration.py says what they are fitted to).
+
+Cost (§2.9, prices external): a CXL pool is DRAM + one controller per device + switches;
+an RDMA pool is DRAM + a memory-node server and RNIC per node + an RNIC per host (+ fabric
+switches).  Power: DRAM background (energy block) + controllers/NICs/servers.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+
+from dse.model import Batch, Metric, Model, Param
+from dse.units import CACHELINE_B, GB, MIB, NS_PER_US
+from models.blocks import cache, cost, energy
+from models.directcxl import calibration as cal
+from models.directcxl import paths
+from models.directcxl.ops import PATHS, op_times, run_time
+
+# ----------------------------------------------------------------------------- workloads
+TABLE = Path(__file__).resolve().parent / "workloads.csv"
+
+
+def _load_table() -> dict[str, dict[str, str]]:
+    with TABLE.open(newline="", encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(line for line in f if not line.startswith("#"))]
+    return {r["workload"]: r for r in rows}
+
+
+WORKLOAD_TABLE = _load_table()
+WORKLOADS: tuple[str, ...] = tuple(WORKLOAD_TABLE)
+MEM_CLASSES = ("memdb", "other", "pure")
+
+
+def _col(name: str) -> dict[str, float]:
+    return {w: float(r[name]) for w, r in WORKLOAD_TABLE.items()}
+
+
+_OBJECT_B = _col("object_b")
+_INDEX_LINES = _col("index_lines")
+_FOOTPRINT_GB = _col("footprint_gb")
+_REUSE_ALPHA = _col("reuse_alpha")
+_CLASS = {w: float(MEM_CLASSES.index(r["mem_class"])) for w, r in WORKLOAD_TABLE.items()}
+_IS_UBENCH = {w: r["kind"] == "ubench" for w, r in WORKLOAD_TABLE.items()}
+
+# ----------------------------------------------------------------------------- cost / power
+_FIT = cal.fitted()
+#: Ports per fabric switch (CXL or InfiniBand) when a pool needs one.  Assumption: 16.
+SWITCH_PORTS = 16
+#: Memory per DRAM rank for the background power: 8 x8 devices of 8 Gb (the energy block's
+#: DDR4-3200 set) = 8 GiB per rank.
+RANK_GIB = 8.0
+_DDR4 = energy.dram_standard_energy("DDR4-3200")
+#: DRAM background power per GiB (refresh + precharge standby of one rank / its GiB).
+DRAM_W_PER_GIB = float(_DDR4["refresh_w"] + _DDR4["precharge_standby_w"]) / RANK_GIB
+#: CXL controller power, W.  Assumption (as the cxl-expander model): ~8 W for a Type-3 ASIC.
+CXL_CTRL_W = 8.0
+#: CXL switch power, W.  Assumption: ~25 W for a 16-port PCIe 5.0 switch class device.
+CXL_SWITCH_W = 25.0
+#: RNIC power, W.  Assumption: ~10 W, the order ConnectX-class adapter briefs list.
+RNIC_W = 10.0
+#: Memory-node server power without its DRAM, W.  Assumption: a one-socket server at light load.
+MEMORY_NODE_W = 120.0
+#: InfiniBand switch power, W.  Assumption: ~150 W for a 36-port EDR-class switch.
+IB_SWITCH_W = 150.0
+
+_PATH_CODE = {p: i for i, p in enumerate(PATHS)}
+
+
+class DirectCxl(Model):
+    name = "directcxl"
+    version = "1"
+    summary = "DirectCXL memory pooling over CXL.mem vs RDMA pooling (raw, Swap, KVS) and TPP: latency, run time, $/GiB"
+    source = "Gouk et al., 'Memory Pooling With CXL', IEEE Micro (shared/research/directcxl.md)"
+    variant_param = "path"
+    params = (
+        Param("path", "directcxl", "DirectCXL and the article's baselines RDMA, Swap (FastSwap), KVS (HERD), TPP (L101, L218)", choices=PATHS),
+        Param("workload", "dlrm", "Table 1 (DLRM, MemDB, Ligra x4), Table 2 (9 GNN graphs), the microbenchmark (L111-L153)", choices=WORKLOADS),
+        Param("payload_b", 64.0, "64 B request of the microbenchmark (L119); 64 B-4 KB payloads (L126)", bounds=(8.0, 1048576.0),
+              doc="bytes per access of the microbenchmark (workload=ubench) and of the payload metrics"),
+        Param("platform", "fpga", "the prototype: FPGA hosts, CXL IPs and memory blades (L93-L97); asic = link-block projection",
+              choices=("fpga", "asic")),
+        Param("switch_levels", 1, "one CXL switch in the prototype (L93)", bounds=(0, 4), integer=True),
+        Param("cpu_clock_mhz", cal.PROTO_CPU_MHZ, "softcore hosts at 100 MHz (L97)", bounds=(50.0, 5000.0)),
+        Param("ip_clock_mhz", cal.PROTO_IP_MHZ, "CXL/PCIe IPs at 250 MHz (L97); fpga platform only", bounds=(50.0, 2000.0)),
+        Param("llc_mshr", cal.LLC_MSHR, "16 concurrent LLC misses (L126)", bounds=(1, 256), integer=True),
+        Param("cxl_gen", 5, "CXL 2.0 runs on the PCIe 5.0 PHY (CXL 2.0 spec); asic platform only", choices=(5, 6)),
+        Param("cxl_lanes", 8, "assumption: x8 CXL links, the common expander width; asic platform only", choices=(4, 8, 16)),
+        Param("rdma_link_gbit_s", 56.0, "ConnectX-3 VPI runs FDR InfiniBand, 56 Gb/s (product brief; digest ambiguity 4); asic only",
+              bounds=(10.0, 800.0)),
+        Param("rdma_switches", 0, "direct host-to-memory-node link (digest ambiguity 4); asic only", bounds=(0, 3), integer=True),
+        Param("local_mem_mib", 100.0, "Table 1: local memory use under 100 MB, taken as Swap's local page budget (ambiguity 8)",
+              bounds=(1.0, 1048576.0)),
+        Param("rdma_lib_cyc", cal.RDMA_LIB_CYC, "libibverbs + libmlx4, 4,158 cycles below 1 KB (L126)", bounds=(0.0, 1e6)),
+        Param("swap_kernel_cyc", _FIT["swap_kernel_cyc"], "fitted: Swap kernel share 51.8 % (L140) + No-Switch gain (L214); calibration.py",
+              bounds=(0.0, 1e6), doc="kernel fault path + FastSwap driver per remote page fault"),
+        Param("kvs_software_cyc", _FIT["kvs_software_cyc"], "fitted: MemDB KVS breakdown 55.3 % / 24.9 % (L155); calibration.py",
+              bounds=(0.0, 1e6), doc="HERD software per get (client and server)"),
+        Param("mem_frac_memdb", _FIT["mem_frac_memdb"], "fitted: MemDB KVS breakdown (L155); calibration.py", bounds=(0.001, 1.0),
+              doc="share of MemDB's Local run time spent in remote-data operations"),
+        Param("mem_frac_other", _FIT["mem_frac_other"], "fitted: No-Switch gain (L214) + Swap kernel share (L140); calibration.py",
+              bounds=(0.001, 1.0), doc="share of DLRM's and Ligra's Local run time spent in remote-data operations"),
+        Param("hosts", 4, "four compute hosts (L93)", bounds=(1, 4096), integer=True),
+        Param("pool_capacity_gib", 256.0, "four devices of 64 GB (L93, ambiguity 2)", bounds=(8.0, 1048576.0),
+              doc="memory the hosts need at their individual peaks (sum of peaks)"),
+        Param("pooling_saving_frac", 0.10, "assumption: pooling provisions the peak of the sum, ~7-10 % less DRAM than the sum of "
+              "per-host peaks (Pond, ASPLOS'23); digest §2.7", bounds=(0.0, 0.9),
+              doc="DRAM a shared pool saves over per-host provisioning"),
+        Param("device_capacity_gib", 64.0, "64 GB per CXL device / memory node (L93, ambiguity 2)", bounds=(8.0, 8192.0)),
+        Param("dram_usd_per_gib", cost.component_price("dram_ddr4").value, "cost block: dram_ddr4 (dated)", bounds=(0.1, 100.0)),
+        Param("cxl_ctrl_usd", cost.component_price("cxl_memory_controller").value, "cost block: cxl_memory_controller (assumption)",
+              bounds=(0.0, 5000.0)),
+        Param("cxl_switch_usd", cost.component_price("cxl_switch").value, "cost block: cxl_switch (assumption)", bounds=(0.0, 50000.0)),
+        Param("rnic_usd", 700.0, "assumption: a 56-100 Gb/s ConnectX-class adapter sells for several hundred US$ (vendor stores, 2024)",
+              bounds=(0.0, 10000.0)),
+        Param("memory_node_usd", 2500.0, "assumption: a one-socket memory server without DRAM (CPU, board, chassis, PSU)",
+              bounds=(0.0, 50000.0)),
+        Param("ib_switch_usd", 6000.0, "assumption: a 36-port EDR-class InfiniBand switch", bounds=(0.0, 100000.0)),
+        Param("years", 5.0, "assumption: 5-year server depreciation", bounds=(1.0, 10.0)),
+    )
+    metrics = (
+        Metric("load_latency_cyc", "min", "one 64 B remote load (RDMA: hardware path, Fig. 6a accounting), host CPU cycles"),
+        Metric("load_latency_ns", "min", "the same in ns"),
+        Metric("load_network_share_frac", None, "share of the 64 B load latency in the RDMA network (hardware-only view)"),
+        Metric("best_load_cyc", "min", "best case of the memory-hierarchy test (RDMA: Fig. 7 best case)"),
+        Metric("hit_latency_cyc", "min", "an access whose line the host caches hold (load/store paths: L1 hit)"),
+        Metric("payload_latency_ns", "min", "one access of payload_b bytes"),
+        Metric("payload_latency_cyc", "min", "the same in host CPU cycles"),
+        Metric("bw_gbps", "max", "one host's bandwidth streaming payload_b accesses back to back"),
+        Metric("llc_share_frac", None, "share of the payload latency in LLC miss handling"),
+        Metric("fabric_share_frac", None, "share in the CXL fabric (root port, switches, endpoint, PHY)"),
+        Metric("phy_share_frac", None, "share in the FlexBus PHY"),
+        Metric("software_share_frac", None, "share in software (verbs library, kernel, KVS)"),
+        Metric("copy_share_frac", None, "share in CPU copies"),
+        Metric("network_share_frac", None, "share in the RDMA network"),
+        Metric("time_vs_local_x", "min", "workload run time relative to Local"),
+        Metric("op_time_ns", "min", "run time per remote-data operation of the workload (compute included)"),
+        Metric("exec_software_share_frac", None, "share of run time in software (kernel faults, verbs, KVS)"),
+        Metric("exec_rdma_share_frac", None, "share of run time in RDMA transfers and their copies"),
+        Metric("transfer_b_per_op", "min", "bytes moved over the fabric per operation"),
+        Metric("capex_usd", "min", "pool hardware for all hosts: DRAM, controllers/servers, NICs, switches"),
+        Metric("usd_per_gib", "min", "capex per GiB of the hosts' memory demand"),
+        Metric("power_w", "min", "pool power: DRAM background, controllers/servers, NICs, switches"),
+        Metric("tco_usd", "min", "capex + energy over the years (cost block, PUE and $/kWh defaults)"),
+    )
+
+    def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
+        cpu = p.cpu_clock_mhz
+        fpga = p.is_("platform", "fpga")
+        levels = p.switch_levels
+
+        # --- the load path (§2.1): LLC handling, fabric, device memory
+        llc = paths.llc_ns(cpu)
+        local_miss = np.where(fpga, paths.fpga_local_miss_ns(cpu), llc + paths.ASIC_DRAM_IDLE_NS)
+        fab_f, phy_f = paths.fpga_fabric_ns(levels, p.ip_clock_mhz)
+        fab_a, phy_a = paths.asic_fabric_ns(levels, p.cxl_gen, p.cxl_lanes)
+        fabric = np.where(fpga, fab_f, fab_a)
+        phy = np.where(fpga, phy_f, phy_a)
+        cxl_miss = llc + fabric + np.where(fpga, cal.DEVICE_MEM_NS, paths.ASIC_DRAM_IDLE_NS)
+
+        # --- RDMA hardware path (§2.4) for a line, a page, the payload and the workload's object
+        size = p.payload_b
+        ub = p.pick("workload", _IS_UBENCH)
+        obj = np.where(ub, size, p.pick("workload", _OBJECT_B))
+        sizes = np.stack([np.broadcast_to(np.asarray(x, dtype=np.float64), (p.n,)) for x in (CACHELINE_B, paths.PAGE_B, size, obj)])
+        hw_all, net_all = paths.rdma_table(sizes, fpga, p.rdma_link_gbit_s, p.rdma_switches)
+        hw_line, hw_page, hw_size, hw_obj = hw_all
+        net_line, net_page, net_size, _ = net_all
+        to_ns = lambda cyc: paths.cyc_to_ns(cyc, cpu)  # noqa: E731
+        sw = dict(lib_ns=to_ns(p.rdma_lib_cyc), kernel_ns=to_ns(p.swap_kernel_cyc), kvs_ns=to_ns(p.kvs_software_cyc))
+        common = dict(local_miss_ns=local_miss, cxl_miss_ns=cxl_miss, llc_line_ns=llc, mshr=p.llc_mshr, hw_line_ns=hw_line,
+                      hw_page_ns=hw_page, cpu_mhz=cpu, **sw)
+        code = p.path
+
+        choose = _chooser(code, p.n)
+
+        def select(parts: dict[str, dict[str, np.ndarray]], key: str) -> np.ndarray:
+            return choose([parts[k][key] for k in PATHS])
+
+        # --- one payload access (microbenchmark view, Fig. 6): no index, no page reuse
+        pay = op_times(size, 0.0, 0.0, hw_obj_ns=hw_size, **common)
+        pay_ns = select(pay, "total")
+        lines = np.maximum(np.ceil(size / CACHELINE_B), 1.0)
+        waves = np.ceil(lines / p.llc_mshr)
+        is_ = {k: code == i for k, i in _PATH_CODE.items()}
+        load_store = is_["local"] | is_["directcxl"]
+        rdma_like = is_["rdma"] | is_["kvs"]
+        # network side of an RDMA transfer: the flat network (fpga) or all but the two DMAs (asic)
+        net_total = np.where(rdma_like, net_size, 0.0) + np.where(is_["swap"], paths.pages_spanned(size) * net_page, 0.0)
+
+        # --- one 64 B load (Fig. 6a / Fig. 7 view; RDMA: hardware path only)
+        page_fault = paths.pages_spanned(CACHELINE_B)
+        load_ns = choose([
+            local_miss, cxl_miss, hw_line,
+            local_miss + page_fault * (sw["kernel_ns"] + hw_page),
+            sw["kvs_ns"] + hw_line + paths.copy_ns(CACHELINE_B, cpu),
+            local_miss + page_fault * (sw["kernel_ns"] + paths.copy_ns(paths.PAGE_B, cpu)),
+        ])
+        best_ns = np.where(is_["rdma"], hw_line * cal.RDMA_BEST_FRAC, load_ns)
+        hit_ns = np.where(rdma_like, load_ns, to_ns(cal.L1_HIT_CYC))
+
+        # --- the workload (§2.2, §2.5, §2.6)
+        index = p.pick("workload", _INDEX_LINES)
+        alpha = p.pick("workload", _REUSE_ALPHA)
+        footprint_b = p.pick("workload", _FOOTPRINT_GB) * GB
+        # Swap's page cache: LRU-free working-set hit rate under Zipf reuse (cache block); only
+        # the paging paths of reused workloads need it
+        needs = (alpha >= 0) & (is_["swap"] | is_["tpp"])
+        page_hit = _where_needed(needs, p.n, lambda mib, fp, a: cache.working_set_hit_rate(mib * MIB, fp, a, paths.PAGE_B),
+                                 p.local_mem_mib, footprint_b, alpha)
+        cls = p.pick("workload", _CLASS)
+        f = np.where(cls == 0, p.mem_frac_memdb, np.where(cls == 1, p.mem_frac_other, 1.0))
+        ops = op_times(obj, index, page_hit, hw_obj_ns=hw_obj, **common)
+        t_op = select(ops, "total")
+        t_local = ops["local"]["total"]
+        t_rel = run_time(t_op, t_local, f)
+        share = f / t_local / t_rel
+
+        # --- cost and power of the pool (§2.7, §2.9): a shared pool (a CXL switch or the RDMA
+        # network between hosts and memory) provisions the peak of the sum; per-host memory
+        # (Local, TPP, DirectCXL without a switch: one host per device) the sum of peaks
+        shared = (is_["directcxl"] & (levels > 0)) | is_["rdma"] | is_["swap"] | is_["kvs"]
+        cap = p.pool_capacity_gib * np.where(shared, 1.0 - p.pooling_saving_frac, 1.0)
+        n_dev = np.ceil(cap / p.device_capacity_gib)
+        endpoints = p.hosts + n_dev
+        n_cxl_sw = levels * np.ceil(endpoints / SWITCH_PORTS)
+        # without a switch a device's single port serves one host (one VH per HDM, L75)
+        n_cxl_dev = np.where(levels > 0, n_dev, np.maximum(n_dev, p.hosts))
+        n_ib_sw = np.where(endpoints > 2, np.ceil(endpoints / SWITCH_PORTS), 0.0) + p.rdma_switches
+        dram_usd = cap * p.dram_usd_per_gib
+        cxl_usd = dram_usd + n_cxl_dev * p.cxl_ctrl_usd + n_cxl_sw * p.cxl_switch_usd
+        rdma_usd = dram_usd + n_dev * (p.memory_node_usd + p.rnic_usd) + p.hosts * p.rnic_usd + n_ib_sw * p.ib_switch_usd
+        dram_w = cap * DRAM_W_PER_GIB
+        cxl_w = dram_w + n_cxl_dev * CXL_CTRL_W + n_cxl_sw * CXL_SWITCH_W
+        rdma_w = dram_w + n_dev * (MEMORY_NODE_W + RNIC_W) + p.hosts * RNIC_W + n_ib_sw * IB_SWITCH_W
+        pooled_rdma = rdma_like | is_["swap"]
+        capex = np.where(is_["directcxl"], cxl_usd, np.where(pooled_rdma, rdma_usd, dram_usd))
+        power = np.where(is_["directcxl"], cxl_w, np.where(pooled_rdma, rdma_w, dram_w))
+
+        cyc = lambda ns: ns * cpu / NS_PER_US  # noqa: E731
+        return {
+            "load_latency_cyc": cyc(load_ns),
+            "load_latency_ns": load_ns,
+            "load_network_share_frac": np.where(is_["rdma"], net_line, 0.0) / load_ns,
+            "best_load_cyc": cyc(best_ns),
+            "hit_latency_cyc": cyc(hit_ns),
+            "payload_latency_ns": pay_ns,
+            "payload_latency_cyc": cyc(pay_ns),
+            "bw_gbps": size / pay_ns,
+            "llc_share_frac": np.where(load_store, lines * llc, 0.0) / pay_ns,
+            "fabric_share_frac": np.where(is_["directcxl"], waves * fabric, 0.0) / pay_ns,
+            "phy_share_frac": np.where(is_["directcxl"], waves * phy, 0.0) / pay_ns,
+            "software_share_frac": select(pay, "software") / pay_ns,
+            "copy_share_frac": select(pay, "copy") / pay_ns,
+            "network_share_frac": net_total / pay_ns,
+            "time_vs_local_x": t_rel,
+            "op_time_ns": t_rel * t_local / f,
+            "exec_software_share_frac": select(ops, "software") * share,
+            "exec_rdma_share_frac": select(ops, "rdma") * share,
+            "transfer_b_per_op": select(ops, "bytes"),
+            "capex_usd": capex,
+            "usd_per_gib": capex / p.pool_capacity_gib,
+            "power_w": power,
+            "tco_usd": cost.tco_usd(capex, power, p.years),
+        }
+
+
+def _chooser(code: np.ndarray | int, n: int):  # noqa: ANN202
+    """A function picking ``arrays[code]`` per point (a gather from the concatenated arrays)."""
+    c = np.asarray(code)
+    if c.ndim == 0:
+        k = int(c)
+        return lambda arrays: np.broadcast_to(np.asarray(arrays[k], dtype=np.float64), (n,))
+    flat = c * n + np.arange(n)
+    return lambda arrays: np.concatenate([np.broadcast_to(np.asarray(a, dtype=np.float64), (n,)) for a in arrays]).take(flat)
+
+
+def _where_needed(mask: np.ndarray | bool, n: int, fn, *args) -> np.ndarray:  # noqa: ANN001
+    """``fn(*args)`` on the points of ``mask``, 0 elsewhere."""
+    m = np.broadcast_to(np.asarray(mask), (n,))
+    out = np.zeros(n)
+    if m.any():
+        out[m] = fn(*[np.broadcast_to(np.asarray(a, dtype=np.float64), (n,))[m] for a in args])
+    return out
+
+
+def evaluate_point(path: str, workload: str, *, consts: dict[str, float] | None = None, **params: object) -> dict[str, float]:
+    """One design point with the fitted constants replaced by ``consts`` (for calibration.fit)."""
+    return DirectCxl().point(path=path, workload=workload, **(consts or {}), **params)
+

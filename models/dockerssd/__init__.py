@@ -1,0 +1,4 @@
+"""DockerSSD (IEEE Micro 2025): containerized in-storage processing (``dockerssd-isp``,
+``isp.py``) and computing-enabled SSD pools serving LLMs (``dockerssd-llm``, ``llm.py`` +
+``pool.py``).  Shared hardware, tables and prices in ``hardware.py``; fits of the constants
+the article does not give in ``fit.py``; claims of both models in ``claims.yaml``."""

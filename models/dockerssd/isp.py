@@ -1,0 +1,282 @@
+"""dockerssd-isp: end-to-end latency of a workload under six data-processing models
+(article Fig. 4, L1013-1031).
+
+    host      the program runs on the 3.8-GHz host; data crosses the host link
+    pisp_r    programmable ISP (Willow-like): bare-metal code on the SSD; every OS service
+              it needs is done by the host kernel (kernel-ctx) and carried by an RPC
+    pisp_v    the same, carried by NVMe vendor commands (Biscuit-like)
+    d_naive   container on a separate processor with full Linux; data copied between it
+              and the controller complex
+    d_fullos  container and firmware share the controller's cores under full Linux
+    d_virtfw  DockerSSD: Linux replaced by virtual-FW (syscalls as function calls, lambda-FS
+              resolves paths on the device, Ether-oN carries the network)
+
+Each workload (Fig. 4a counts, ``workloads.csv``) costs six additive terms (L1017,
+digest M1):
+
+    network    TCP packets x stack cost (host Linux, device Linux, or the virtual-FW
+               network handler + one Ether-oN NVMe frame command; P.ISP-R adds an RPC
+               message per remoted OS service)
+    kernel_ctx P.ISP only: every syscall of the offloaded code is serviced by the host
+               kernel (context switch + transport)
+    lba_set    P.ISP only: every newly opened file costs an LBA-list handshake (L1013)
+    storage    I/Os x (block layer + firmware) + bytes / bandwidth: the flash back end
+               (flash block), behind the host link for the host (link block); D-Naive adds
+               the inter-complex copy
+    system     syscalls, path walks, file opens and the kernel-to-user copy of I/O data on
+               Linux (host or device clock); virtual-FW: function-call syscalls and
+               lambda-FS lookups
+    compute    the program's own work: the host's share of the Fig. 4a time on the article's
+               hardware, slowed by 3.8/2.2 on the device (Amdahl's law across core counts)
+
+Linux work is counted in microseconds of the 3.8-GHz reference host and scaled by the
+clock ratio (and ``dev_ipc_ratio``) on the device.  The Fig. 4a times are taken as the
+host's on the article's hardware; the program's compute is what they leave after the
+host's other terms there, so the knobs change every design's time but not the work.  Four unit costs the article gives no value for are
+fitted to its per-mechanism attributions (``fit.py``): the OS cost scale, the kernel-ctx
+and LBA-set handshakes and the D-Naive copy bandwidth.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dse.model import Batch, Metric, Model, Param
+from dse.units import BITS_PER_BYTE, GB, J_PER_PJ, NS_PER_US, US_PER_S
+from models.blocks import link
+from models.dockerssd import hardware as hw
+
+DESIGNS = ("host", "pisp_r", "pisp_v", "d_naive", "d_fullos", "d_virtfw")
+WL = hw.isp_workloads()
+WORKLOADS = WL["labels"]
+HOST_LINKS = ("pcie3", "pcie4", "pcie5")
+#: Lanes of the SSD's host link.  Assumption: a x4 NVMe SSD.
+HOST_LANES = 4
+#: The hardware the Fig. 4a times were taken on (the reference for the workloads' compute):
+#: the 3.8-GHz host (L1007) with the digest's default core count, the SSD's PCIe 3.0 x4 link
+#: (assumption, see host_link) and the 48-die MLC flash (flash block).
+REF_CLOCK_GHZ = hw.HOST_CLOCK_GHZ
+REF_HOST_CORES = 6
+REF_HOST_LINK = "pcie3"
+
+# ----------------------------------------------------------------------------- Linux unit costs
+# Host microseconds at 3.8 GHz, before the fitted os_cost_scale.
+#: Syscall entry/exit plus the VFS work of a typical file syscall.  Assumption: LEBench-class
+#: measurements of small read/write/stat syscalls on mitigated kernels (Ren et al., SOSP'19).
+SYSCALL_US = 0.5
+#: One path walk (dentry lookups of a path).  Assumption: about two syscalls' worth.
+PATHWALK_US = 1.0
+#: One file open beyond its path walk (file object, permission checks).  Assumption.
+FILE_OPEN_US = 2.0
+#: TCP/IP stack per packet (send or receive path): link block TCP_STACK_NS.
+TCP_PACKET_US = link.TCP_STACK_NS / NS_PER_US
+#: Block layer + NVMe driver + interrupt per I/O (link block, kernel_irq stack: submit,
+#: complete and interrupt delivery).
+BLOCK_IO_US = float(link.NVME_STACK_SUBMIT_NS[0] + link.NVME_STACK_COMPLETE_NS[0] + link.NVME_COMPLETION_NS[0]) / NS_PER_US
+#: One Ether-oN frame: an NVMe vendor command carrying a 1.5-KB Ethernet frame (link block:
+#: doorbell, SQE fetch, data, CQE, interrupt; no block layer).
+ETHERON_FRAME_B = 1500.0
+#: Kernel-to-user copy of I/O data, host cycles per byte.  Assumption: single-core memcpy
+#: near 9.5 GB/s at 3.8 GHz.
+COPY_CYCLES_PER_BYTE = 0.4
+#: Firmware cycles per I/O on the SSD (FTL lookup, NVMe/queue handling).  Assumption.
+FW_IO_CYCLES = 2000.0
+#: Cycles of a virtual-FW syscall: a function-call wrapper (L907).  Assumption: 100 cycles.
+VFW_SYSCALL_CYCLES = 100.0
+#: Share of Linux's path-walk, open and TCP work that lambda-FS and the virtual-FW network
+#: handler still do (no mode switches, no generic VFS/socket layers).  Assumption.
+VFW_SERVICE_FRAC = 0.5
+#: FW-pool kept out of the ISP memory, GB (L974: page-granular FW-pool / ISP-pool).
+#: Assumption: mapping-table cache and buffers take 0.5 GB of the 2 GB.
+FW_POOL_GB = 0.5
+
+
+def etheron_frame_us(gen: str = "pcie3") -> float:
+    parts = link.nvme_command_breakdown(ETHERON_FRAME_B, gen, HOST_LANES, stack="none")
+    return float(sum(parts.values())) / NS_PER_US
+
+
+_FRAME_US = {g: etheron_frame_us(g) for g in HOST_LINKS}
+_FLASH_PJ = hw.flash_read_pj_per_bit()
+
+
+def _reference_bandwidths() -> tuple[np.ndarray, np.ndarray]:
+    """Per workload: flash bandwidth of the article's SSD (48 MLC dies, 12 channels) and the
+    PCIe 3.0 x4 host link's DMA bandwidth at the workload's mean I/O size."""
+    avg_b = WL["io_gb"] * GB / WL["io_count"]
+    fl = hw.flash_bw_gbps(hw.flash_arrays(), avg_b, WL["read_frac"], WL["sequential"] > 0.5)
+    return fl, link.pcie_dma_bw_gbps(REF_HOST_LINK, HOST_LANES, avg_b)
+
+
+def isp_terms(p: Batch | Any, design: Any) -> dict[str, np.ndarray]:
+    """The six terms (s) of ``design`` (codes into DESIGNS) for the points of ``p``."""
+    d = {k: np.asarray(design) == i for i, k in enumerate(DESIGNS)}
+    col = {k: p.pick("workload", dict(zip(WORKLOADS, WL[k]))) for k in
+           ("io_gb", "io_count", "syscalls", "pathwalks", "files", "tcp_packets", "exec_s", "read_frac", "sequential")}
+    io_b = col["io_gb"] * GB
+    n_io, n_sys, n_walk, n_open, n_pkt = col["io_count"], col["syscalls"], col["pathwalks"], col["files"], col["tcp_packets"]
+    avg_b = io_b / n_io
+    us = 1.0 / US_PER_S
+    k = p.os_cost_scale
+    # Linux work is counted in microseconds of the 3.8-GHz reference host; it takes
+    # h_scale of that on this point's host and d_scale on the device's cores
+    h_scale = REF_CLOCK_GHZ / p.host_clock_ghz
+    d_scale = REF_CLOCK_GHZ / p.dev_clock_ghz * p.dev_ipc_ratio
+
+    # --- bandwidths: flash back end (flash block) and the host link (link block)
+    fl = hw.flash_arrays(p.flash_channels, p.flash_chips_per_channel, p.flash_channel_gbps)
+    flash_gbps = hw.flash_bw_gbps(fl, avg_b, col["read_frac"], col["sequential"] > 0.5)
+    link_gbps = np.zeros_like(flash_gbps)
+    for g in HOST_LINKS:  # three labels, not a loop over points
+        link_gbps = np.where(p.is_("host_link", g), link.pcie_dma_bw_gbps(g, HOST_LANES, avg_b), link_gbps)
+    fw_s = n_io * FW_IO_CYCLES / (p.dev_clock_ghz * hw.HZ_PER_GHZ)
+    frame_s = p.pick("host_link", _FRAME_US) * us
+
+    # --- Linux work (reference-host seconds)
+    linux_sys = k * (n_sys * SYSCALL_US + n_walk * PATHWALK_US + n_open * FILE_OPEN_US) * us
+    copy = io_b * COPY_CYCLES_PER_BYTE / (REF_CLOCK_GHZ * hw.HZ_PER_GHZ)
+    block = k * n_io * BLOCK_IO_US * us
+    tcp = k * n_pkt * TCP_PACKET_US * us
+
+    # --- compute: the listed time is the host's on the article's hardware; what its other
+    # terms leave there is the program's own work, at least a floor share of the listed time
+    # (filedown's and fileup's listed times are below their own I/O and OS time)
+    ref_flash = p.pick("workload", dict(zip(WORKLOADS, _REF_FLASH_GBPS)))
+    ref_link = p.pick("workload", dict(zip(WORKLOADS, _REF_LINK_GBPS)))
+    ref_fw = n_io * FW_IO_CYCLES / (hw.DEV_CLOCK_GHZ * hw.HZ_PER_GHZ)
+    ref_other = block + ref_fw + io_b / (np.minimum(ref_flash, ref_link) * GB) + linux_sys + copy + tcp
+    compute_ref = np.maximum(col["exec_s"] - ref_other, p.compute_floor_frac * col["exec_s"])
+    amdahl = lambda cores: (1 - p.parallel_frac) + p.parallel_frac / cores  # noqa: E731
+    compute_host = compute_ref * h_scale * amdahl(p.host_cores) / amdahl(REF_HOST_CORES)
+    compute_dev = compute_ref * d_scale * amdahl(p.dev_cores) / amdahl(REF_HOST_CORES)
+
+    # --- host terms
+    host_storage = h_scale * block + fw_s + io_b / (np.minimum(flash_gbps, link_gbps) * GB)
+    host_system = h_scale * (linux_sys + copy)
+    host_tcp = h_scale * tcp
+
+    # --- device-side terms
+    isp_storage = fw_s + io_b / (flash_gbps * GB)
+    dev_linux = d_scale * (linux_sys + copy)
+    dev_tcp = n_pkt * frame_s + d_scale * tcp
+    vfw_sys = n_sys * VFW_SYSCALL_CYCLES / (p.dev_clock_ghz * hw.HZ_PER_GHZ) + d_scale * VFW_SERVICE_FRAC * k * (
+        n_walk * PATHWALK_US + n_open * FILE_OPEN_US) * us
+    vfw_tcp = n_pkt * frame_s + d_scale * VFW_SERVICE_FRAC * tcp
+    ctx = n_sys * p.kernel_ctx_us * us
+    rpc = h_scale * k * n_sys * TCP_PACKET_US * us  # one host-stack message per remoted call
+    lba = n_open * p.lba_set_us * us
+    naive_copy = io_b / (p.naive_copy_gbps * GB)
+
+    z = np.zeros_like(compute_host)
+    pisp = d["pisp_r"] | d["pisp_v"]
+    dlinux = d["d_naive"] | d["d_fullos"]
+    network = np.select([d["host"], pisp, dlinux, d["d_virtfw"]],
+                        [host_tcp, host_tcp + np.where(d["pisp_r"], rpc, 0.0), dev_tcp, vfw_tcp])
+    kernel_ctx = np.where(pisp, ctx, z)
+    lba_set = np.where(pisp, lba, z)
+    storage = np.select([d["host"], dlinux],
+                        [host_storage, isp_storage + d_scale * block + np.where(d["d_naive"], naive_copy, 0.0)], isp_storage)
+    system = np.select([d["host"], dlinux, d["d_virtfw"]], [host_system, dev_linux, vfw_sys], z)
+    compute = np.where(d["host"], compute_host, compute_dev)
+    host_total = host_tcp + host_storage + host_system + compute_host
+    return {"network_s": network, "kernel_ctx_s": kernel_ctx, "lba_set_s": lba_set, "storage_s": storage,
+            "system_s": system, "compute_s": compute, "host_latency_s": host_total, "io_b": io_b,
+            "flash_gbps": flash_gbps, "link_gbps": link_gbps}
+
+
+_REF_FLASH_GBPS, _REF_LINK_GBPS = _reference_bandwidths()
+
+
+class DockerSsdIsp(Model):
+    name = "dockerssd-isp"
+    version = "1"
+    summary = "In-storage processing on DockerSSD vs host and P.ISP/D-* designs: six-way latency breakdown, BOM, energy"
+    source = "DockerSSD, IEEE Micro 2025 (DOI 10.1109/MM.2025.3574261), Fig. 4 and L1013-1031; research/dockerssd.md"
+    variant_param = "design"
+    params = (
+        Param("design", "d_virtfw", "the six data-processing models of Fig. 4 (L1013)", choices=DESIGNS),
+        Param("workload", "embed_rm1", "the 13 workloads of Fig. 4a (workloads.csv)", choices=WORKLOADS),
+        Param("host_clock_ghz", hw.HOST_CLOCK_GHZ, "3.8-GHz host CPU (L1007)", bounds=(1.0, 6.0)),
+        Param("dev_clock_ghz", hw.DEV_CLOCK_GHZ, "2.2-GHz SSD processor (L1009)", bounds=(0.5, 5.0)),
+        Param("dev_ipc_ratio", 1.0, "assumption: host and device cores do the same work per cycle (digest ambiguity 2)",
+              bounds=(0.25, 4.0), doc="host instructions per cycle / device instructions per cycle"),
+        Param("host_cores", 6, "assumption: as many host cores as the SSD has (compute differs by clock only)",
+              bounds=(1, 128), integer=True),
+        Param("dev_cores", hw.DEV_CORES, "six RISC-V cores (L1007; digest ambiguity 13)", bounds=(1, 64), integer=True),
+        Param("parallel_frac", 0.5, "assumption: half of a program's compute spreads over cores (Amdahl)", bounds=(0.0, 1.0)),
+        Param("dev_dram_gb", hw.DEV_DRAM_GB, "2 GB DRAM per SSD (L1009); the ISP pool is what the FW-pool leaves (L974)",
+              bounds=(0.25, 64.0)),
+        Param("flash_channels", hw.FLASH_CHANNELS, "12 flash channels (L1009)", bounds=(1, 64), integer=True),
+        Param("flash_chips_per_channel", hw.FLASH_CHIPS_PER_CHANNEL, "48 MLC packages over 12 channels (L1009)",
+              bounds=(1, 32), integer=True),
+        Param("flash_channel_gbps", hw.FLASH_CHANNEL_GBPS, "flash block dockerssd_mlc (assumption: 1.2 GB/s channels)",
+              bounds=(0.1, 10.0)),
+        Param("host_link", "pcie3", "assumption: PCIe 3.0 x4, the SSD host interface of gem5 + SimpleSSD setups",
+              choices=HOST_LINKS),
+        Param("os_cost_scale", 1.221,
+              "fitted (fit.py) to the article's attributions L1025/L1031 (9.3%, 12.8%, 8.4%, 30.9%): multiplies the "
+              "Linux unit costs (syscall 0.5 us, path walk 1 us, open 2 us, TCP packet 2.5 us, block I/O 4.5 us)",
+              bounds=(0.05, 20.0)),
+        Param("kernel_ctx_us", 3.617, "fitted (fit.py) to the same attributions: host-kernel service of one P.ISP syscall",
+              bounds=(0.0, 1000.0)),
+        Param("lba_set_us", 31.16, "fitted (fit.py) to the same attributions: LBA-list handshake per opened file (P.ISP)",
+              bounds=(0.0, 10000.0)),
+        Param("naive_copy_gbps", 3.051, "fitted (fit.py) to the same attributions: D-Naive's inter-complex copy",
+              bounds=(0.05, 1000.0)),
+        Param("compute_floor_frac", 0.05, "assumption: compute is at least 5% of a workload's listed time", bounds=(0.0, 1.0)),
+    )
+    metrics = (
+        Metric("latency_s", "min", "end-to-end execution time of the workload"),
+        Metric("network_s", None, "TCP packets and RPCs"),
+        Metric("kernel_ctx_s", None, "host-kernel service of P.ISP system calls"),
+        Metric("lba_set_s", None, "LBA-list handshakes of P.ISP"),
+        Metric("storage_s", None, "I/O path and flash/link transfer"),
+        Metric("system_s", None, "syscalls, path walks, opens, kernel-to-user copies"),
+        Metric("compute_s", None, "the program's own work"),
+        Metric("speedup_vs_host_x", "max", "host latency / this design's latency"),
+        Metric("flash_bw_gbps", None, "flash back-end bandwidth at the workload's I/O size"),
+        Metric("energy_j", "min", "energy of the run: busy processor and platform power x time + flash/DRAM/PCIe traffic"),
+        Metric("energy_vs_host_x", "min", "energy of the run / the host's energy for the same workload"),
+        Metric("device_usd", "min", "bill of materials of the compute that runs the workload (cost block)"),
+    )
+
+    def evaluate(self, p: Batch) -> dict[str, Any]:
+        t = isp_terms(p, p.design)
+        parts = ("network_s", "kernel_ctx_s", "lba_set_s", "storage_s", "system_s", "compute_s")
+        latency = sum(t[k] for k in parts)
+        host = p.is_("design", "host")
+        naive = p.is_("design", "d_naive")
+
+        # --- energy: busy power x time, plus per-bit traffic energy (energy block)
+        host_w = hw.HOST_PLATFORM_W + hw.core_power_w(p.host_cores, p.host_clock_ghz, hw.HOST_CORE_W, hw.HOST_CLOCK_GHZ)
+        dev_w = hw.DEV_BASE_W + hw.core_power_w(p.dev_cores, p.dev_clock_ghz, hw.DEV_CORE_W, hw.DEV_CLOCK_GHZ)
+        dev_w = dev_w * np.where(naive, 2.0, 1.0) - np.where(naive, hw.DEV_BASE_W, 0.0)  # a second processor
+        # P.ISP keeps the host busy for the remoted syscalls and LBA handshakes
+        pisp_host_s = t["kernel_ctx_s"] + t["lba_set_s"]
+        power_s = np.where(host, host_w * latency + hw.DEV_BASE_W * latency,
+                           dev_w * latency + host_w * pisp_host_s)
+        bits = t["io_b"] * BITS_PER_BYTE
+        traffic_j = bits * J_PER_PJ * (_FLASH_PJ + np.where(host, hw.PCIE_PJ_PER_BIT + hw.DRAM_PJ_PER_BIT,
+                                                                          hw.DRAM_PJ_PER_BIT))
+        energy = power_s + traffic_j
+        host_j = (host_w + hw.DEV_BASE_W) * t["host_latency_s"] + bits * J_PER_PJ * (
+            _FLASH_PJ + hw.PCIE_PJ_PER_BIT + hw.DRAM_PJ_PER_BIT)
+
+        # --- BOM: the SSD (with its controller cores), plus the host server for the host design
+        ssd = hw.ssd_usd(hw.SSD_CAPACITY_GB, p.dev_dram_gb, p.dev_cores)
+        ssd = ssd + np.where(naive, hw.SSD_CONTROLLER_USD * p.dev_cores / hw.CONTROLLER_REF_CORES, 0.0)
+        device_usd = np.where(host, hw.host_usd(hw.HOST_DRAM_GB) + hw.ssd_usd(hw.SSD_CAPACITY_GB, hw.DEV_DRAM_GB), ssd)
+
+        ok = np.where(p.dev_dram_gb > FW_POOL_GB, 1.0, np.nan)  # the ISP pool must exist
+        out = {k: t[k] * ok for k in parts}
+        out.update({
+            "latency_s": latency * ok,
+            "speedup_vs_host_x": t["host_latency_s"] / latency * ok,
+            "flash_bw_gbps": t["flash_gbps"],
+            "energy_j": energy * ok,
+            "energy_vs_host_x": energy / host_j * ok,
+            "device_usd": device_usd,
+        })
+        return out

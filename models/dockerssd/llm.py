@@ -1,0 +1,254 @@
+"""dockerssd-llm: LLM inference on a pool of hosts or of DockerSSDs (article Figs. 5-6).
+
+Four pools of N nodes (16-128, L1062), one per configuration (L1066-1068):
+
+    h_nocache   N hosts, 64 GB DRAM each, no KV cache: every token recomputes the
+                context (O(n^2) per sequence); everything must fit in DRAM
+    h_cache     the same hosts plus a 400-GB SSD each as Linux swap that holds the KV
+                cache: every KV page read pays a page fault (swap tier of the LLM block)
+    d_nocache   N DockerSSDs (2.2-GHz cores, 2 GB DRAM, 400 GB of flash), no KV cache;
+                weights spill from DRAM to flash
+    d_cache     the DockerSSDs keep the KV cache on their own flash, read "as local
+                memory" (L1088): the flash back end's bandwidth, no page faults
+
+Per point: a decode step at context ``seq_len`` (one new token for each of the ``batch``
+sequences) for every (TP, PP, DP) split of the pool, the fastest feasible split kept
+(``pool.step``; the article's parallelism search, L1072).  Compute is the node's cores x
+flops per cycle x clock, so the DockerSSD's compute is the host's x 2.2/3.8 (digest
+ambiguity 2).  Memory tiers: host DRAM (dram block), swap (flash block behind the host's
+link, page-fault cost of the LLM block's swap tier), DockerSSD flash (flash block,
+saturation bandwidth of large reads).  Cost through the cost block, energy through the
+energy block.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dse.model import Batch, Metric, Model, Param
+from dse.units import BITS_PER_BYTE, GB, HOURS_PER_YEAR, J_PER_PJ, S_PER_HOUR, US_PER_S
+from models.blocks import cost, link
+from models.blocks.llm import MODELS
+from models.dockerssd import hardware as hw
+from models.dockerssd import pool
+
+CONFIGS = ("h_nocache", "h_cache", "d_nocache", "d_cache")
+LLMS = tuple(r["llm"] for r in hw.llm_table())
+NODES = (16, 32, 64, 128)
+KV_PLACEMENTS = ("second_tier", "fastest_first")
+SWAP_LINKS = ("pcie3", "pcie4", "pcie5")
+
+#: fp16 weights and KV cache (digest ambiguity 7).
+BYTES_PER_ELEM = 2.0
+#: Request size the flash back end streams weights and KV pages in when it serves them as
+#: memory.  Assumption: large sequential reads (1 MiB), so the dies, not the commands, bound it.
+FLASH_STREAM_B = 1 << 20
+#: Swap page, bytes: Linux swaps 4-KiB pages (the LLM block's swap tier default).
+SWAP_PAGE_B = 4096.0
+#: Lanes of the H-Cache swap SSD's link.  Assumption: a x4 NVMe SSD.
+SWAP_LANES = 4
+TOKENS_PER_MTOKEN = 1e6
+
+
+def _shape_columns() -> dict[str, np.ndarray]:
+    """Per-LLM shape constants from the LLM block, in ``LLMS`` order."""
+    rows = []
+    for r in hw.llm_table():
+        m = MODELS[r["block_model"]]
+        if int(r["gated_mlp"]):
+            m = m.with_(gated_mlp=True)
+        rows.append({"layers": m.layers, "hidden": m.hidden, "ffn": m.ffn, "ffn_in": m.ffn * (2 if m.gated_mlp else 1),
+                     "heads": m.heads, "kv_heads": m.kv_heads, "head_dim": m.head_dim, "vocab": m.vocab,
+                     "params": m.params, "kv_bytes_per_token": m.kv_bytes_per_token(BYTES_PER_ELEM)})
+    return {k: np.asarray([row[k] for row in rows], dtype=np.float64) for k in rows[0]}
+
+
+SHAPES = _shape_columns()
+
+
+def swap_bw_gbps(dev_gbps: Any, fault_us: Any, page_b: float = SWAP_PAGE_B) -> np.ndarray:
+    """Effective bandwidth of OS swap: every page pays a fault on top of its transfer (the LLM
+    block's ``MemoryTier.effective_bandwidth_Bps``, written for columns)."""
+    dev = np.asarray(dev_gbps, dtype=np.float64) * GB
+    return page_b / (np.asarray(fault_us, dtype=np.float64) / US_PER_S + page_b / dev) / GB
+
+
+class DockerSsdLlm(Model):
+    name = "dockerssd-llm"
+    version = "1"
+    summary = "LLM inference on host pools (with/without swap KV cache) vs DockerSSD pools: per-token time, BOM, energy"
+    source = "DockerSSD, IEEE Micro 2025 (DOI 10.1109/MM.2025.3574261), Figs. 5-6; research/dockerssd.md"
+    variant_param = "config"
+    #: the parallelism search evaluates 36 (TP, PP) candidates per point
+    bench_points = 16384
+    #: points per evaluation slice: (points x 72 layouts) temporaries stay cache-sized (measured best on a 512-KB L2)
+    eval_chunk = 1024
+    params = (
+        Param("config", "d_cache", "the four configurations of Figs. 5-6 (L1066-1068)", choices=CONFIGS),
+        Param("llm", "lamda-137B", "the eight LLMs of the study (L1062), shapes from the LLM block", choices=LLMS),
+        Param("nodes", 16, "16-128 hosts or DockerSSDs per pool (L1062)", choices=NODES),
+        Param("seq_len", 32768.0, "sequence length 32K in Fig. 5 (L1074); swept in Fig. 6a/b", bounds=(1.0, 131072.0),
+              doc="context tokens at the decode step (cached tokens, or recomputed ones without a cache)"),
+        Param("batch", 16.0, "one sequence per node (L1074) at the default 16 nodes; 1-512 in Fig. 6c/d (L1100)",
+              bounds=(1.0, 4096.0), integer=True, doc="sequences decoded together by the whole pool"),
+        Param("host_cores", 6, "assumption: as many cores as the DockerSSD, so clocks are the only compute gap (digest ambiguity 2)",
+              bounds=(1, 128), integer=True),
+        Param("host_clock_ghz", hw.HOST_CLOCK_GHZ, "3.8-GHz host CPU (L1007, L1094)", bounds=(1.0, 6.0)),
+        Param("dev_cores", hw.DEV_CORES, "six RISC-V cores (L1007; digest ambiguity 13)", bounds=(1, 64), integer=True),
+        Param("dev_clock_ghz", hw.DEV_CLOCK_GHZ, "2.2-GHz SSD processor (L1009, L1094)", bounds=(0.5, 5.0)),
+        Param("flops_per_cycle", 16.0,
+              "assumption: fp16 FMA throughput of one core per cycle, the same for host and device (digest ambiguity 2): "
+              "a 256-bit FMA pipe (8 lanes x 2 flops)", bounds=(1.0, 1024.0)),
+        Param("host_dram_gb", hw.HOST_DRAM_GB, "64 GB DRAM per host (L1066)", bounds=(8.0, 2048.0)),
+        Param("host_dram_gbps", hw.DDR4_CHANNEL_GBPS * hw.HOST_DRAM_CHANNELS,
+              "dram block: DDR4-3200 stream bandwidth x 2 channels (assumption: two 32-GB DIMMs)", bounds=(1.0, 1000.0)),
+        Param("swap_ssd_gb", hw.SSD_CAPACITY_GB, "400-GB SSD as Linux swap per host (L1066)", bounds=(0.0, 16000.0)),
+        Param("swap_link", "pcie4", "assumption: a PCIe 4.0 x4 NVMe SSD as the swap device", choices=SWAP_LINKS),
+        Param("swap_fault_us", 3.53,
+              "fitted: per-page cost of a Linux swap-in beyond the transfer, fitted so that D-Cache/H-Cache at long "
+              "sequences meets the article's ~9.5x asymptote (L1094; models/dockerssd/fit.py)", bounds=(0.0, 1000.0),
+              doc="page-fault time per 4-KiB swap page, the swap tier's page_fault_s"),
+        Param("dev_dram_gb", hw.DEV_DRAM_GB, "2 GB DRAM per DockerSSD (L1009)", bounds=(0.25, 256.0)),
+        Param("dev_dram_gbps", hw.DEV_DRAM_GBPS, "dram block: DDR4-3200 stream bandwidth of a x32 interface (assumption)",
+              bounds=(1.0, 1000.0)),
+        Param("dev_flash_gb", hw.SSD_CAPACITY_GB, "400 GB of storage per DockerSSD (L1068)", bounds=(16.0, 16000.0)),
+        Param("flash_channels", hw.FLASH_CHANNELS, "12 flash channels (L1009)", bounds=(1, 64), integer=True),
+        Param("flash_chips_per_channel", hw.FLASH_CHIPS_PER_CHANNEL, "48 MLC packages over 12 channels (L1009)",
+              bounds=(1, 32), integer=True),
+        Param("flash_channel_gbps", hw.FLASH_CHANNEL_GBPS, "flash block dockerssd_mlc (assumption: 1.2 GB/s channels)",
+              bounds=(0.1, 10.0)),
+        Param("net_gbps", float(link.raw_bw_gbps("pcie4", 4)),
+              "assumption: the same effective bandwidth for hosts and DockerSSDs (digest ambiguity 4): a PCIe 4.0 x4 port "
+              "(link block)", bounds=(0.1, 1000.0)),
+        Param("net_latency_us", 5.0, "assumption: one message through a switch plus software, a few us (link block RDMA/PCIe class)",
+              bounds=(0.0, 1000.0)),
+        Param("kv_placement", "second_tier",
+              "the article keeps the KV cache on the swap SSD (H-Cache) or on flash (D-Cache) (L1066-1068)", choices=KV_PLACEMENTS),
+        Param("enforce_capacity", True,
+              "assumption: a point where no layout fits the nodes' tiers is infeasible (NaN); False times the fastest "
+              "layout with its overflow at the slow tier's bandwidth",
+              choices=(True, False)),
+        Param("lifetime_years", 5.0, "assumption: 5-year server depreciation", bounds=(1.0, 10.0)),
+    )
+    metrics = (
+        Metric("time_per_token_s", "min", "decode step at the context: every sequence gets its next token"),
+        Metric("tokens_per_s", "max", "batch / time per token"),
+        Metric("compute_s", None, "compute part of the step (critical path)"),
+        Metric("memory_s", None, "memory part of the step (tier transfers)"),
+        Metric("comm_s", None, "TP all-reduces and PP messages of the step"),
+        Metric("tp_count", None, "tensor-parallel degree of the best split"),
+        Metric("pp_count", None, "pipeline-parallel degree of the best split"),
+        Metric("dp_count", None, "data-parallel degree of the best split"),
+        Metric("microbatch_count", None, "1: a replica's sequences go through the stages together; b: one per microbatch, pipelined"),
+        Metric("kv_per_node_gb", None, "KV cache held by one node"),
+        Metric("mem_per_node_gb", None, "weights + KV + activations held by one node"),
+        Metric("fits_frac", None, "1 when the best layout fits the node's tiers, 0 when it does not"),
+        Metric("slow_tier_frac", None, "share of a node's bytes per step read from the slow tier (swap / flash)"),
+        Metric("pool_capex_usd", "min", "bill of materials of the pool (cost block)"),
+        Metric("pool_power_w", "min", "pool power while decoding"),
+        Metric("energy_per_token_j", "min", "pool energy per generated token"),
+        Metric("cost_per_mtoken_usd", "min", "TCO (amortized capex + energy) per million tokens at full load"),
+    )
+
+    def evaluate(self, p: Batch) -> dict[str, Any]:
+        m = {k: p.pick("llm", dict(zip(LLMS, v))) for k, v in SHAPES.items()}
+        is_dev = p.is_("config", "d_nocache") | p.is_("config", "d_cache")
+        cache = p.is_("config", "h_cache") | p.is_("config", "d_cache")
+        host_cache = p.is_("config", "h_cache")
+
+        # --- compute: cores x flops/cycle x clock (2.2 vs 3.8 GHz, L1094)
+        f_host = p.host_cores * p.flops_per_cycle * p.host_clock_ghz * hw.HZ_PER_GHZ
+        f_dev = p.dev_cores * p.flops_per_cycle * p.dev_clock_ghz * hw.HZ_PER_GHZ
+        flops_per_s = np.where(is_dev, f_dev, f_host)
+
+        # --- memory tiers: fast = DRAM; slow = swap SSD (H-Cache) or flash (D-*)
+        fl = hw.flash_arrays(p.flash_channels, p.flash_chips_per_channel, p.flash_channel_gbps)
+        flash_gbps = hw.flash_bw_gbps(fl, FLASH_STREAM_B, 1.0, True)
+        swap_dev_gbps = np.minimum(_SWAP_FLASH_GBPS,
+                                   p.pick("swap_link", {g: _LINK_GBPS[g] for g in SWAP_LINKS}))
+        swap_gbps = swap_bw_gbps(swap_dev_gbps, p.swap_fault_us)
+        fast_cap = np.where(is_dev, p.dev_dram_gb, p.host_dram_gb) * GB
+        fast_gbps = np.where(is_dev, p.dev_dram_gbps, p.host_dram_gbps)
+        slow_cap = np.where(is_dev, p.dev_flash_gb, np.where(host_cache, p.swap_ssd_gb, 0.0)) * GB
+        slow_gbps = np.where(is_dev, flash_gbps, swap_gbps)
+
+        st = pool.step(m, nodes=p.nodes, batch=p.batch, ctx=p.seq_len, kv_cache=cache, flops_per_s=flops_per_s,
+                       fast_cap_b=fast_cap, fast_bps=fast_gbps * GB, slow_cap_b=slow_cap, slow_bps=slow_gbps * GB,
+                       kv_second_tier=p.is_("kv_placement", "second_tier"), net_bps=p.net_gbps * GB,
+                       net_latency_s=p.net_latency_us / US_PER_S,
+                       relax=p.is_("enforce_capacity", False), bytes_per_elem=BYTES_PER_ELEM)
+        t = st["step_s"]
+
+        # --- bill of materials (cost block prices; hw.* assumptions)
+        n = p.nodes
+        host = hw.host_usd(p.host_dram_gb)
+        swap_ssd = hw.ssd_usd(p.swap_ssd_gb, hw.DEV_DRAM_GB)
+        dssd = hw.ssd_usd(p.dev_flash_gb, p.dev_dram_gb, p.dev_cores)
+        d_pool = (n * dssd + np.ceil(n / hw.SSDS_PER_SWITCH) * hw.SWITCH_USD
+                  + np.ceil(n / hw.SSDS_PER_HOST) * host)
+        h_pool = n * (host + np.where(host_cache, swap_ssd, 0.0))
+        capex = np.where(is_dev, d_pool, h_pool)
+
+        # --- power and energy (energy block per-bit figures; hw.* assumptions)
+        host_w = hw.HOST_PLATFORM_W + hw.core_power_w(p.host_cores, p.host_clock_ghz, hw.HOST_CORE_W, hw.HOST_CLOCK_GHZ)
+        dev_w = hw.DEV_BASE_W + hw.core_power_w(p.dev_cores, p.dev_clock_ghz, hw.DEV_CORE_W, hw.DEV_CLOCK_GHZ)
+        static_w = np.where(is_dev, n * dev_w + np.ceil(n / hw.SSDS_PER_HOST) * host_w,
+                            n * (host_w + np.where(host_cache, hw.SWAP_SSD_W, 0.0)))
+        slow_pj = np.where(is_dev, _FLASH_PJ, _FLASH_PJ + hw.PCIE_PJ_PER_BIT + hw.DRAM_PJ_PER_BIT)
+        dyn_j = n * BITS_PER_BYTE * J_PER_PJ * (st["fast_traffic_b"] * hw.DRAM_PJ_PER_BIT + st["slow_traffic_b"] * slow_pj
+                                     + st["net_b"] * hw.PCIE_PJ_PER_BIT)
+        step_j = static_w * t + dyn_j
+        power = step_j / t
+        energy_tok = step_j / p.batch
+        tokens_per_s = p.batch / t
+        tco_year = cost.tco_usd_per_year(capex, np.nan_to_num(power), p.lifetime_years)
+        tokens_year = tokens_per_s * S_PER_HOUR * HOURS_PER_YEAR
+        usd_per_mtok = tco_year / tokens_year * TOKENS_PER_MTOKEN
+
+        total_b = st["fast_traffic_b"] + st["slow_traffic_b"]
+        return {
+            "time_per_token_s": t,
+            "tokens_per_s": tokens_per_s,
+            "compute_s": st["compute_s"],
+            "memory_s": st["memory_s"],
+            "comm_s": st["comm_s"],
+            "tp_count": st["tp"], "pp_count": st["pp"], "dp_count": st["dp"], "microbatch_count": st["microbatches"],
+            "kv_per_node_gb": st["kv_b"] / GB,
+            "mem_per_node_gb": st["need_b"] / GB,
+            "fits_frac": np.where(np.isfinite(t), st["feasible"], np.nan),
+            "slow_tier_frac": st["slow_traffic_b"] / total_b,
+            "pool_capex_usd": capex,
+            "pool_power_w": power,
+            "energy_per_token_j": energy_tok,
+            "cost_per_mtoken_usd": usd_per_mtok,
+        }
+
+
+def crossover_seq_len(llm: str, nodes: int = 128, batch: float | None = None, *, lo: float = 16.0, hi: float = 131072.0,
+                      steps_per_octave: int = 16, **params: Any) -> float:
+    """Sequence length at which D-Cache overtakes H-Cache (Fig. 6a/b) for one LLM and pool:
+    both configurations on a log grid, the sign change of log(H/D) interpolated in log2(seq).
+    ``batch`` defaults to one sequence per node (L1074); ``params`` go to both runs.  NaN when
+    D-Cache never wins, ``lo`` when it always does."""
+    m = DockerSsdLlm()
+    seqs = 2.0 ** np.arange(np.log2(lo), np.log2(hi) + 1e-9, 1.0 / steps_per_octave)
+    common = {"llm": llm, "nodes": nodes, "batch": nodes if batch is None else batch, "seq_len": seqs, **params}
+    h = m.run({"config": "h_cache", **common})["time_per_token_s"]
+    d = m.run({"config": "d_cache", **common})["time_per_token_s"]
+    r = np.log(h / d)
+    wins = np.nonzero(r > 0)[0]
+    if not len(wins):
+        return float("nan")
+    j = int(wins[0])
+    if j == 0:
+        return float(seqs[0])
+    x0, x1 = np.log2(seqs[j - 1]), np.log2(seqs[j])
+    return float(2.0 ** (x0 + (x1 - x0) * (-r[j - 1]) / (r[j] - r[j - 1])))
+
+
+# flash block: the swap SSD is a DockerSSD-class drive (48 MLC dies) read in 4-KiB pages
+_SWAP_FLASH_GBPS = float(hw.flash_bw_gbps(hw.flash_arrays(), SWAP_PAGE_B, 1.0, False))
+_LINK_GBPS = {g: float(link.pcie_dma_bw_gbps(g, SWAP_LANES, SWAP_PAGE_B)) for g in SWAP_LINKS}
+_FLASH_PJ = hw.flash_read_pj_per_bit()

@@ -1,0 +1,1 @@
+"""espresso: the Espresso CXL JBOF (inter-SSD processor and DRAM harvesting)."""

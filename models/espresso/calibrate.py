@@ -1,0 +1,176 @@
+"""Fit the espresso model's unknown constants to data of the article that are *not* its
+headline claims, and write them to ``fitted.toml``.
+
+    .venv/bin/python -m models.espresso.calibrate          # fit, print, write fitted.toml
+    .venv/bin/python -m models.espresso.calibrate --check  # fit and print, write nothing
+
+The article gives no firmware cycle counts, no host FTL cost, no fixed latency and not
+the intensity at which the traces are replayed (digest ambiguities 7-9).  Each unknown is
+fitted by a 1-D root search to one secondary number of the article; they interact
+slightly, so the searches repeat as a fixed point:
+
+* ``slice_kcycles`` -> Fig 10 (L248): Shrunk's mean latency is 46.4% above Conv's over the
+  twelve 64-256 KB QD64 microbenchmarks.  ``cmd_kcycles`` is tied to it by the command /
+  4 KiB-unit split of the article's simulator (``ssd.CMD_PER_SLICE_X`` = 2.95, SimpleSSD's
+  instruction table) and ``miss_kcycles`` by an assumption (a miss costs one unit);
+* ``write_cycles_scale_x`` -> Fig 10: VH is 25.6% below Conv on the write
+  microbenchmarks (VH's writes come back to the borrower by copyback, so its write path
+  is Shrunk's processor);
+* ``fixed_latency_us`` -> Fig 11 (L257): Shrunk's 4 KB random-read QD1 latency is 24.7%
+  above Conv's;
+* ``oc_ftl_scale_x`` -> L93: the OC JBOF's host saturates at 4 SSDs (taken on the 64-256 KB
+  read microbenchmarks at Conv speed; the paper does not say which workload);
+* ``trace_qd`` -> Fig 12 (L257): VH is 14.0% below Conv on the real workloads;
+* ``oc_controller_usd`` -> Fig 13a (L267): Espresso's IOPS/$ is 19.7% above OC's on Ali-0
+  (2 TB, 10% premium), as the digest suggests (ambiguity 1).  With the article's linear
+  cost model this fixes the break-even premium on Ali-0 at 85.5% whatever the
+  throughputs, so Fig 13b's 40% cannot hold on Ali-0 too; the claim reads it as the
+  average over the real workloads (claims.yaml note).  The price that would follow Fig 13b
+  on Ali-0 instead is written too, as ``oc_controller_usd_fig13b_ali0`` (not used).
+
+Predicted, not fitted: the Fig 10 throughput losses (Shrunk 29.2%, OC 27.8%), the 50.4%
+utilization gain, the Fig 12 losses of Shrunk (13.4%) and OC (16.2%), Espresso's +19.2%
+/ +20.0% over Shrunk / VH, Espresso against Conv, the BOM and break-even claims.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import date
+
+import numpy as np
+from scipy.optimize import brentq
+
+from models.espresso import scenarios as sc
+from models.espresso.data import FITTED_TOML
+from models.espresso.ssd import CMD_PER_SLICE_X
+
+TARGETS = {
+    "slice_kcycles": ("Fig 10 (L248): Shrunk mean latency +46.4% over Conv on the 64-256 KB QD64 microbenchmarks", 0.464),
+    "write_cycles_scale_x": ("Fig 10: VH 25.6% below Conv on the 64-256 KB write microbenchmarks", -0.256),
+    "fixed_latency_us": ("Fig 11 (L257): Shrunk 4 KB random read QD1 latency +24.7% over Conv", 0.247),
+    "oc_ftl_scale_x": ("L93: the OC host saturates at 4 SSDs (64-256 KB reads at Conv speed)", 4.0),
+    "trace_qd": ("Fig 12 (L257): VH 14.0% below Conv on the 14 real workloads", -0.140),
+    "oc_controller_usd": ("Fig 13a (L267): Espresso's IOPS/$ 19.7% above OC's on Ali-0 (2 TB SSDs, 10% CXL premium)", 0.197),
+}
+WRITES = {**sc.MICROBENCH_READS, "read_frac": 0.0}
+
+
+def _tied(v: dict[str, float]) -> dict[str, float]:
+    s = v["slice_kcycles"]
+    return {**v, "cmd_kcycles": CMD_PER_SLICE_X * s, "miss_kcycles": s}
+
+
+def shrunk_latency_gain(v: dict[str, float]) -> float:
+    return sc.mean_ratio("shrunk", "conv", sc.MICROBENCH, "latency_us", **_tied(v)) - 1.0
+
+
+def vh_write_change(v: dict[str, float]) -> float:
+    return sc.mean_ratio("vh", "conv", WRITES, **_tied(v)) - 1.0
+
+
+def shrunk_qd1_gain(v: dict[str, float]) -> float:
+    return sc.mean_ratio("shrunk", "conv", sc.LATENCY_4K, "qd1_latency_us", **_tied(v)) - 1.0
+
+
+def oc_saturation_ssds(v: dict[str, float]) -> float:
+    """SSDs at Conv speed the OC host can drive: 1 / (host utilization of one such SSD)."""
+    one = sc.run("oc", sc.MICROBENCH_READS, lenders=11, **_tied(v))
+    conv = sc.run("conv", sc.MICROBENCH_READS, **_tied(v))
+    per_ssd_util = one["proc_util_frac"] * conv["iops"] / one["iops"]
+    return float(np.mean(1.0 / per_ssd_util))
+
+
+def vh_real_change(v: dict[str, float]) -> float:
+    return sc.mean_ratio("vh", "conv", sc.REAL, **_tied(v)) - 1.0
+
+
+def oc_iops_per_usd_gap(v: dict[str, float]) -> float:
+    return sc.mean_ratio("espresso", "oc", sc.FIG13, "iops_per_usd", **_tied(v)) - 1.0
+
+
+#: Fig 13b's break-even CXL premium (L267), for the alternative reading below.
+FIG13B_BREAKEVEN_PREMIUM = 0.40
+
+
+def oc_controller_usd_for_ali0_breakeven(v: dict[str, float], premium: float = FIG13B_BREAKEVEN_PREMIUM) -> float:
+    """The other reading of Fig 13 (not the default): OC's controller price at which
+    Espresso's IOPS/$ equals OC's on Ali-0 at ``premium``.  Closed form: OC's SSD must cost
+    Espresso's (at that premium) over Espresso's IOPS advantage; the price is what is left
+    after NAND and 'other' (the model's OC BOM is linear in it)."""
+    e = sc.run("espresso", sc.FIG13, cxl_premium_frac=premium, **_tied(v))
+    oc0 = sc.run("oc", sc.FIG13, **{**_tied(v), "oc_controller_usd": 0.0})
+    oc_usd = float(e["bom_usd"][0] * oc0["iops"][0] / e["iops"][0])
+    return oc_usd - float(oc0["bom_usd"][0])
+
+
+FUNCTIONS = {
+    "slice_kcycles": (shrunk_latency_gain, (0.2, 20.0)),
+    "write_cycles_scale_x": (vh_write_change, (0.2, 9.0)),
+    "fixed_latency_us": (shrunk_qd1_gain, (0.0, 400.0)),
+    "oc_ftl_scale_x": (oc_saturation_ssds, (0.2, 19.0)),
+    "trace_qd": (vh_real_change, (1.0, 256.0)),
+    "oc_controller_usd": (oc_iops_per_usd_gap, (0.0, 199.0)),
+}
+
+
+def fit(iterations: int = 12) -> dict[str, float]:
+    from models.espresso.data import _STARTING_POINT
+
+    v = dict(_STARTING_POINT)
+    for _ in range(iterations):
+        for name, (fn, (lo, hi)) in FUNCTIONS.items():
+            target = TARGETS[name][1]
+            v[name] = brentq(lambda x: fn({**v, name: x}) - target, lo, hi, xtol=1e-9, rtol=1e-10)
+    v["cmd_kcycles"] = CMD_PER_SLICE_X * v["slice_kcycles"]
+    return v
+
+
+def achieved(v: dict[str, float]) -> dict[str, float]:
+    return {name: fn(v) for name, (fn, _) in FUNCTIONS.items()}
+
+
+def to_toml(v: dict[str, float]) -> str:
+    got = achieved(v)
+    lines = [
+        "# Constants of the espresso model fitted to data of the Espresso paper (via",
+        "# shared/research/espresso.md).  Written by `python -m models.espresso.calibrate`; each entry",
+        "# says what it was fitted to.  No headline claim is a target.",
+        f"# fitted on {date.today().isoformat()}",
+        "",
+    ]
+    for name, (what, target) in TARGETS.items():
+        lines += [f"[{name}]", f"value = {v[name]:.10g}", f'fitted_to = "{what}"', f"target = {target:g}", f"achieved = {got[name]:.6g}", ""]
+    lines += [
+        "[cmd_kcycles]",
+        f"value = {v['cmd_kcycles']:.10g}",
+        f'fitted_to = "tied to slice_kcycles: {CMD_PER_SLICE_X:.3f} x slice, the command / 4 KiB-unit instruction ratio of SimpleSSD 2.0 (the article\'s simulator), ssd.CMD_PER_SLICE_X"',
+        "",
+        "# Not used by default: the OC controller price of the other reading of Fig 13 (its 40% break-even",
+        "# taken on Ali-0).  It contradicts Fig 13a's 19.7% gap under the linear cost model (claims.yaml).",
+        "[oc_controller_usd_fig13b_ali0]",
+        f"value = {oc_controller_usd_for_ali0_breakeven(v):.10g}",
+        f'fitted_to = "Fig 13b (L267): IOPS/$ break-even with OC at a {FIG13B_BREAKEVEN_PREMIUM:.0%} CXL premium, on Ali-0 (2 TB); gives a 7.8% IOPS/$ gap at 10% instead of Fig 13a\'s 19.7%"',
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="fit and print only")
+    args = ap.parse_args(argv)
+    v = fit()
+    text = to_toml(v)
+    print(text)
+    if not args.check:
+        tmp = FITTED_TOML.with_suffix(".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(FITTED_TOML)
+        print(f"wrote {FITTED_TOML}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

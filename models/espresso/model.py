@@ -1,0 +1,396 @@
+"""espresso: a CXL JBOF whose SSDs share processors and DRAM (Espresso, digest
+shared/research/espresso.md).
+
+The JBOF: a DPU host (16 ARM cores at 2.1 GHz, 16 GB DDR5) and 12 SSDs on a CXL 3.0 tree
+(PCIe 6.0 x2 per SSD).  ``lenders`` SSDs are idle (or lightly loaded); the others, the
+borrowers, run the workload.  Metrics are per borrower SSD unless named ``jbof_``.
+
+Request path and where it queues (per borrower SSD, digest M1):
+
+    host NVMe stack + fixed controller path      HOST_NVME_US (link block) + fixed_latency_us
+    firmware on the SSD processor                 cmd + ceil(size/4 KiB) x slice cycles
+      (OC: the FTL runs on the DPU host; VH: a hypervisor on the host adds its cycles)
+    mapping-table lookup in DRAM                  miss -> one more flash read (flash block)
+    flash backbone                                flash block, Espresso TLC backbone
+    CXL link                                      link block, PCIe 6.0 flit mode x2
+
+Throughput is the bottleneck of the processor (own cores, or own + lent cycles under
+the article's load-balance formula, harvest.py), the flash backbone, the link and the
+rated data path; at queue depth QD the asymptotic bound X = min(X_sat, QD / L0) holds and
+the mean latency is QD / X (Little).
+
+Designs (``design``, paper L237): ``conv`` 6 cores + 1 GB/TB; ``shrunk`` half the compute
+(``cores_per_ssd``, ``dram_gb_per_tb``); ``oc`` open-channel SSDs with the FTL and the
+mapping table on the host; ``vh`` Shrunk + a host hypervisor that redirects writes to
+lenders and copies them back; ``vh_ideal`` the same without copyback; ``proch`` Shrunk +
+processor harvesting; ``espresso`` processor + DRAM harvesting.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dse.model import Batch, Metric, Model, Param
+from dse.units import BITS_PER_BYTE, J_PER_PJ, KIB, NS_PER_US, US_PER_S
+from models.blocks import energy, link, queueing
+from models.espresso import bom, data, ssd
+from models.espresso.harvest import borrowed_dram_gb_per_tb, harvest_capacity, redirect_frac
+
+#: Metrics that need a borrower (NaN for a JBOF of lenders only).
+PERF_METRICS = (
+    "throughput_gbps", "iops", "jbof_throughput_gbps", "latency_us", "qd1_latency_us", "loaded_latency_us",
+    "saturation_gbps", "proc_util_frac", "borrower_util_frac", "lender_proc_util_frac", "redirect_frac",
+    "bottleneck_code", "iops_per_usd", "gbps_per_kusd", "energy_per_io_uj", "power_w",
+)
+DESIGNS = ("conv", "oc", "shrunk", "vh", "vh_ideal", "proch", "espresso")
+PATTERNS = ("random", "sequential")
+
+#: Cores of the SSD whose controller costs $48 (Conv, Table 2 L213: 6 cores).
+REF_CORES = 6
+#: Energy per processor cycle: the article's 6.45 W SSD processor (L217) over Conv's
+#: 6 cores x 1 GHz.  Assumption: the DPU's cores spend the same per cycle.
+J_PER_CYCLE = 6.45 / (REF_CORES * 1e9)
+UJ_PER_J = 1e6
+#: Bytes of DRAM touched per 4 KiB unit for its mapping entry (one 64 B burst).
+MAP_ACCESS_B = 64.0
+#: Data passes the SSD's DRAM data buffer twice (in and out).  Assumption.
+BUFFER_PASSES = 2.0
+
+_T = data.workloads()
+#: Per-workload columns of the table, indexed by the workload parameter's code.
+_RF = np.asarray([_T[w]["read_frac"] for w in data.WORKLOADS])
+_RD_KIB = np.asarray([_T[w]["read_kib"] for w in data.WORKLOADS])
+_WR_KIB = np.asarray([_T[w]["write_kib"] for w in data.WORKLOADS])
+#: A 64 B CXL.mem round trip between SSDs through the JBOF's switch (link block, PCIe 6.0
+#: x2, 256 B flits, one switch): a lender reading the borrower's mapping table, or a
+#: borrower's lookup in a lent DRAM segment ("sub-microsecond", digest ambiguity 7).
+_CXL_RT_NS = float(link.cxl_round_trip_ns(ssd.LINK_GEN, 2, "256B", n_switches=1))
+#: Energy per byte (uJ) over the CXL/PCIe PHY (6 pJ/bit, L217) and per DRAM byte (22 pJ/bit).
+_PHY_UJ_PER_B = float(energy.link_energy_pj(1.0, "cxl_phy")) * J_PER_PJ * UJ_PER_J
+_DRAM_UJ_PER_B = energy.DRAM_ACCESS_PJ_PER_BIT["ddr4"][0] * BITS_PER_BYTE * J_PER_PJ * UJ_PER_J
+#: Array energy (uJ) of a mean TLC page read / program at the article's 3.3 V, 25 mA (L217).
+_E_TR_UJ = float(energy.flash_op_energy_uj(ssd.TR_MEAN_US, energy.FLASH_ICC_MA["read"]))
+_E_TPROG_UJ = float(energy.flash_op_energy_uj(ssd.TPROG_MEAN_US, energy.FLASH_ICC_MA["program"]))
+
+
+def _fit(name: str) -> tuple[float, str]:
+    return data.fitted_value(name), data.fitted_source(name)
+
+
+class Espresso(Model):
+    name = "espresso"
+    version = "1"
+    summary = "Espresso CXL JBOF: SSDs harvest idle SSDs' processors and DRAM; throughput, latency, BOM, IOPS/$"
+    source = "Espresso (Yi, An, Peng, ..., Jie Zhang; PKU), digest shared/research/espresso.md"
+    variant_param = "design"
+    params = (
+        Param("design", "espresso", "paper L237: the seven compared designs", choices=DESIGNS),
+        # --- workload
+        Param("workload", "micro", "Table 3 traces (workloads.csv) or the microbenchmark ('micro')", choices=data.WORKLOADS),
+        Param("pattern", "sequential", "microbenchmarks run sequential and random I/O (Fig 10); used by 'micro' only", choices=PATTERNS),
+        Param("read_frac", 1.0, "microbenchmark read share (Fig 10 runs pure reads and pure writes); 'micro' only", bounds=(0.0, 1.0)),
+        Param("io_size_kib", 256.0, "Fig 10: 64-256 KB requests (Fig 11: 4 KB); 'micro' only", bounds=(4.0, 1024.0)),
+        Param("qd", 64.0, "paper L248: I/O depth 64 for the throughput tests (1 for the latency test); 'micro' only", bounds=(1.0, 256.0)),
+        Param("load_frac", 0.7, "assumption: an open-loop load at 70% of saturation for loaded_latency_us", bounds=(0.0, 0.99)),
+        Param("trace_qd", *_fit("trace_qd"), bounds=(1.0, 256.0),
+              doc="queue depth the traces are replayed at (closed loop; the paper does not give their replay intensity)"),
+        Param("trace_footprint_frac", 0.227,
+              "Fig 4c: Tencent workload 0 needs 0.17 GB/TB for a 25% miss ratio -> a uniform footprint of 0.17/0.75 = 22.7% of the SSD; assumption: every trace",
+              bounds=(0.001, 1.0)),
+        # --- the JBOF
+        Param("jbof_ssds", 12, "paper L209: at most 12 SSDs per DPU", bounds=(2, 24), integer=True),
+        Param("lenders", 6, "paper L239/L244: workloads on 6 of 12 SSDs, 6 idle (lenders)", bounds=(0, 23), integer=True),
+        Param("lender_util_frac", 0.0, "digest ambiguity 13: lenders idle unless swept (Fig 14 loads them)", bounds=(0.0, 1.0)),
+        Param("capacity_tb", 4.0, "Table 2 L213: 4 TB SSDs for performance (2 TB for the BOM, Fig 13); binary TB", bounds=(0.5, 32.0)),
+        # --- SSD compute
+        Param("cores_per_ssd", 3, "paper L237: Shrunk/VH/ProcH/Espresso have 3 ARM cores", bounds=(1, 12), integer=True),
+        Param("dram_gb_per_tb", 0.5, "paper L237: 0.5 GB DRAM per TB for the half-compute designs", bounds=(0.05, 2.0)),
+        Param("conv_cores_per_ssd", 6, "Table 2 L213: 6 cores @ 1 GHz (Conv)", bounds=(1, 16), integer=True),
+        Param("conv_dram_gb_per_tb", 1.0, "Table 2 L215: 1 GB DRAM per TB flash (Conv)", bounds=(0.05, 2.0)),
+        Param("core_ghz", 1.0, "Table 2 L213: SSD cores at 1 GHz", bounds=(0.2, 4.0)),
+        Param("slice_kcycles", *_fit("slice_kcycles"), bounds=(0.05, 50.0),
+              doc="firmware cycles (thousands) per 4 KiB unit of a request"),
+        Param("cmd_kcycles", *_fit("cmd_kcycles"), bounds=(0.0, 100.0), doc="firmware cycles (thousands) per command"),
+        Param("miss_kcycles", data.fitted_value("slice_kcycles"),
+              "assumption: handling a mapping miss (issue and install a map-page read) costs one unit of work (= slice_kcycles)",
+              bounds=(0.0, 50.0)),
+        Param("write_cycles_scale_x", *_fit("write_cycles_scale_x"), bounds=(0.1, 10.0),
+              doc="firmware cycles of a 4 KiB write unit relative to a read unit"),
+        # --- flash and link
+        Param("channels", 8, "Table 2 L213: 8 channels", bounds=(2, 32), integer=True),
+        Param("dies_per_channel", 8, "Table 2 L213: 8 dies per channel (4 planes each)", bounds=(1, 32), integer=True),
+        Param("channel_mts", 2400.0, "Table 2 L213: 2400 MT/s, 8-bit channels", bounds=(400.0, 4800.0)),
+        Param("gc_wa_x", 1.0, "digest ambiguity 14: GC is local and its rate is not given; 1 = no GC (fresh drive)", bounds=(1.0, 5.0)),
+        Param("link_lanes", 2, "Table 2 L216: CXL 3.0 / PCIe 6.0 x2 per SSD", choices=(1, 2, 4, 8)),
+        Param("rated_read_gbps", 14.0, "Table 2 L213: read 14 GB/s", bounds=(1.0, 64.0)),
+        Param("rated_write_gbps", 10.0, "Table 2 L213: write 10 GB/s", bounds=(1.0, 64.0)),
+        Param("fixed_latency_us", *_fit("fixed_latency_us"), bounds=(0.0, 500.0),
+              doc="per-request latency outside firmware, flash and link (controller data path, DMA, ECC)"),
+        # --- host (DPU)
+        Param("host_cores", 16, "paper L211: 16-core DPU", bounds=(1, 128), integer=True),
+        Param("host_ghz", 2.1, "paper L211: 2.1 GHz ARM DPU cores", bounds=(0.5, 5.0)),
+        Param("host_dram_gb", 16.0, "paper L211: 16 GB DDR5-5600 on the DPU", bounds=(1.0, 1024.0)),
+        Param("oc_ftl_scale_x", *_fit("oc_ftl_scale_x"), bounds=(0.1, 20.0),
+              doc="host cycles per unit of SSD-firmware work when the FTL runs on the DPU (OC)"),
+        Param("hyp_kcycles", 4.2,
+              "assumption: ~2 us of DPU time per command (4.2 k cycles at 2.1 GHz) for a software NVMe virtualization layer; the paper gives none",
+              bounds=(0.0, 500.0), doc="VH hypervisor host cycles (thousands) per command"),
+        # --- harvesting
+        Param("busy_watermark_frac", 0.75, "paper L158: a resource is busy above a 75% watermark", bounds=(0.05, 1.0)),
+        Param("remote_overhead_frac", 0.031, "paper: +3.1% processor time for a redirected request (remote mapping table over CXL)",
+              bounds=(0.0, 1.0)),
+        Param("wrr_weight_ratio_x", 1.0, "assumption: equal NVMe WRR weights for borrower and shadow queues (L179 formula)", bounds=(0.1, 10.0)),
+        Param("miss_target_frac", 0.10, "paper L185: borrow DRAM until the miss ratio is below 10%", bounds=(0.0, 1.0)),
+        Param("agent_ns", 114.2, "paper L199: data-end agent dequeues one redirected op in 114.2 ns (DaisyPlus)", bounds=(0.0, 10000.0)),
+        Param("host_lb_ns", 20.0, "paper L292: load-balance formula costs 20 ns host CPU per I/O", bounds=(0.0, 10000.0)),
+        Param("redo_log_ns", 321.9, "paper L199: redo-log commit of a write to a lender-cached entry, 321.9 ns", bounds=(0.0, 10000.0)),
+        Param("vh_redirect_frac", 0.29, "paper L105: copyback costs 22.5% of lifetime at 1 DWPD -> 1/0.775 - 1 = 0.29 extra writes",
+              bounds=(0.0, 1.0)),
+        # --- cost
+        Param("cxl_premium_frac", bom.CXL_PREMIUM_FRAC, "paper L267: CXL controller + DRAM 10% above Shrunk's (cost block)", bounds=(0.0, 2.0)),
+        Param("nand_usd_per_gb", bom.NAND_USD_PER_GB, "paper L267: $4.95 per 128 GB (cost block nand_espresso)", bounds=(0.001, 1.0)),
+        Param("dram_usd_per_gb", bom.DRAM_USD_PER_GB, "paper L267: DDR4 $7.2 per GB (cost block dram_ddr4)", bounds=(0.1, 50.0)),
+        Param("controller_usd", bom.CONTROLLER_USD, "paper L267: $48 enterprise SSD controller (cost block)", bounds=(0.0, 500.0)),
+        Param("other_usd", bom.OTHER_USD, "paper L267: $6 PCB, packaging (cost block)", bounds=(0.0, 100.0)),
+        Param("oc_controller_usd", *_fit("oc_controller_usd"), bounds=(0.0, 200.0),
+              doc="flash-only controller of an OC SSD (no FTL cores, no DRAM; the paper gives no price, digest ambiguity 1)"),
+    )
+    metrics = (
+        Metric("throughput_gbps", "max", "per borrower SSD at the queue depth"),
+        Metric("iops", "max", "requests/s per borrower SSD"),
+        Metric("jbof_throughput_gbps", "max", "all borrowers together"),
+        Metric("latency_us", "min", "mean request latency at the queue depth"),
+        Metric("qd1_latency_us", "min", "unloaded latency of one request (nothing redirected)"),
+        Metric("loaded_latency_us", "min", "mean latency of open-loop (Poisson) requests at load_frac of saturation"),
+        Metric("saturation_gbps", "max", "bottleneck throughput with unlimited queue depth"),
+        Metric("proc_util_frac", "max", "mean processor utilization over the JBOF's SSDs (OC: the DPU's)"),
+        Metric("borrower_util_frac", None, "processor utilization of a borrower (OC: the DPU)"),
+        Metric("lender_proc_util_frac", None, "processor utilization of a lender, own work + lent"),
+        Metric("redirect_frac", None, "share of a borrower's commands served by lenders"),
+        Metric("miss_ratio_frac", "min", "mapping-table cache miss ratio"),
+        Metric("bottleneck_code", None, "0 processor/host, 1 flash, 2 link, 3 rated data path, 4 queue depth"),
+        Metric("firmware_kcycles_per_io", None, "SSD firmware work of one request (thousands of cycles; OC: before host scaling)"),
+        Metric("data_end_iops", None, "the data-end bound: flash, link and rated data path"),
+        Metric("bom_usd", "min", "bill of materials of one SSD"),
+        Metric("bom_compute_usd", None, "controller + DRAM of one SSD, CXL premium included"),
+        Metric("usd_per_tb", "min", "SSD bill of materials per TB of flash"),
+        Metric("iops_per_usd", "max", "IOPS per BOM dollar of one SSD"),
+        Metric("gbps_per_kusd", "max", "throughput per 1000 BOM dollars of one SSD"),
+        Metric("energy_per_io_uj", "min", "energy of one request: flash, link PHY, DRAM, processors (lent cycles included)"),
+        Metric("power_w", "min", "borrower SSD power at its throughput (flash idle included)"),
+        Metric("lifetime_x", "max", "flash lifetime relative to writing each page once (VH copyback < 1)"),
+    )
+
+    def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
+        conv, oc = p.is_("design", "conv"), p.is_("design", "oc")
+        vh, vh_ideal = p.is_("design", "vh"), p.is_("design", "vh_ideal")
+        proch, espresso = p.is_("design", "proch"), p.is_("design", "espresso")
+        harvester = proch | espresso
+        any_vh = vh | vh_ideal
+
+        # --- workload: Table 3 statistics, or the microbenchmark's knobs
+        micro = p.is_("workload", "micro")
+        rf = np.where(micro, p.read_frac, _RF[p.workload])
+        rd_b = np.where(micro, p.io_size_kib, _RD_KIB[p.workload]) * KIB
+        wr_b = np.where(micro, p.io_size_kib, _WR_KIB[p.workload]) * KIB
+        seq = micro & p.is_("pattern", "sequential")
+        footprint = np.where(micro, 1.0, p.trace_footprint_frac)
+
+        # --- the JBOF's roles: borrowers run the workload, lenders are idle or light
+        n_ssd = p.jbof_ssds
+        n_l = p.lenders
+        n_b = n_ssd - n_l
+        valid = n_b >= 1
+        n_b = np.maximum(n_b, 1)
+        lend_ratio = n_l / n_b
+
+        # --- resources of one SSD (Conv keeps the full compute; OC has none on the SSD)
+        cores = np.where(conv, p.conv_cores_per_ssd, p.cores_per_ssd)
+        dram = np.where(conv, p.conv_dram_gb_per_tb, p.dram_gb_per_tb)
+        # OC: the DPU's DRAM holds the mapping tables of all the JBOF's SSDs (M5)
+        dram = np.where(oc, p.host_dram_gb / (n_ssd * p.capacity_tb), dram)
+        core_hz = p.core_ghz * 1e9
+        host_hz = p.host_cores * p.host_ghz * 1e9
+
+        # --- mapping cache (M3): local miss ratio; Espresso borrows idle lenders' DRAM (an
+        # idle lender needs none of its own; its DRAM is shared evenly among the borrowers)
+        need = ssd.MAP_GB_PER_TB * footprint
+        m_local = np.where(seq, 0.0, ssd.miss_ratio(dram, footprint))
+        borrowed = np.where(
+            espresso & ~seq & (m_local > p.miss_target_frac),
+            borrowed_dram_gb_per_tb(dram, need, p.miss_target_frac, lend_ratio * p.dram_gb_per_tb),
+            0.0,
+        )
+        miss = np.where(seq, 0.0, ssd.miss_ratio(dram + borrowed, footprint))
+        remote_lookup = np.minimum(borrowed / np.maximum(need, 1e-12), 1.0)  # lookups hitting a lent segment
+
+        # --- VH: a share of the writes goes to lenders' flash; with copyback it comes back
+        # (the lenders' own capacity to absorb them is not checked: they are idle by default)
+        redirect_w = np.where(any_vh & (n_l >= 1), p.vh_redirect_frac, 0.0)
+        local_w = np.where(vh_ideal, 1.0 - redirect_w, 1.0)  # share of writes the borrower serves
+        wf = 1.0 - rf
+        rf_w = wf * local_w  # the borrower's own writes per request
+
+        # --- firmware work per request (cycles): command, 4 KiB units, mapping misses
+        sl_r, sl_w = ssd.slices(rd_b), ssd.slices(wr_b)
+        pg_r, pg_w = ssd.flash_pages(rd_b), ssd.flash_pages(wr_b)
+        c_io = (
+            p.cmd_kcycles * (rf + rf_w) + (rf * sl_r + rf_w * sl_w * p.write_cycles_scale_x) * p.slice_kcycles
+            + miss * p.miss_kcycles
+        ) * 1e3
+
+        # --- data-end stations: flash (block), link (block), rated data path
+        fa = ssd.flash_arrays(p.channels, p.dies_per_channel, p.channel_mts, miss)
+        # writes are log-structured: multi-plane programs whatever the LBA pattern
+        x_fr, x_fw, l_r, l_w = ssd.flash_read_write(fa, rd_b, wr_b, seq, p.gc_wa_x, p.n)
+        x_flash = 1.0 / (rf / x_fr + rf_w / x_fw)
+        bw_link = p.link_lanes * ssd.LINK_LANE_PAYLOAD_GBPS * 1e9
+        rd_bytes, wr_bytes = rf * rd_b, rf_w * wr_b
+        x_link = bw_link / np.maximum(rd_bytes, wr_bytes)
+        x_rated = 1e9 / (rd_bytes / p.rated_read_gbps + wr_bytes / p.rated_write_gbps)
+        x_data = np.minimum(np.minimum(x_flash, x_link), x_rated)
+
+        # --- processor: own cores, or own + lent cycles under the L179 split (M2)
+        c_b = cores * core_hz
+        u0 = p.lender_util_frac
+        w_mark = p.busy_watermark_frac
+        busy = x_data * c_io > w_mark * c_b  # the borrower would be busy above the watermark
+        borrow = harvester & (n_l >= 1) & busy & (u0 < w_mark)
+        c_l = np.where(borrow, lend_ratio * p.cores_per_ssd * core_hz, 0.0)
+        o, omega = p.remote_overhead_frac, p.wrr_weight_ratio_x
+        cap_cycles, p_cap = harvest_capacity(c_b, c_l, u0, o, w_mark)
+        x_proc = cap_cycles / c_io
+        # OC (M5): the FTL of every active SSD runs on the DPU's cores
+        c_host_oc = p.oc_ftl_scale_x * c_io
+        x_proc = np.where(oc, host_hz / (n_b * c_host_oc), x_proc)
+        # VH (M4): a central hypervisor on the DPU handles every command (+ the copybacks)
+        hyp_cmds = 1.0 + np.where(vh, wf * redirect_w, 0.0)
+        hyp_c = p.hyp_kcycles * 1e3 * hyp_cmds
+        x_proc = np.where(any_vh, np.minimum(x_proc, host_hz / (n_b * np.maximum(hyp_c, 1e-9))), x_proc)
+        # the borrower's data-end agent dequeues every redirected DMA/flash op (L199)
+        pages = rf * pg_r + wf * pg_w
+        x_agent = 1e9 / np.maximum(p_cap * pages * p.agent_ns, 1e-30)
+        x_sat = np.minimum(np.minimum(x_proc, x_data), x_agent)
+
+        # --- unloaded latency (QD1: nothing is busy, nothing redirected)
+        t_fw = np.where(oc, c_host_oc / (p.host_ghz * 1e9), c_io / core_hz) * US_PER_S
+        # OC: a mapping miss is a read the host FTL issues to the SSD, one more command trip
+        t_host = ssd.HOST_NVME_US + np.where(oc, miss * ssd.HOST_NVME_US, 0.0)
+        t_host = t_host + np.where(any_vh, p.hyp_kcycles * 1e3 / (p.host_ghz * 1e9) * US_PER_S, 0.0)
+        bytes_io = rf * rd_b + wf * wr_b
+        t_xfer = bytes_io / bw_link * US_PER_S
+        # Espresso: lookups in lent DRAM cross the CXL fabric; writes to them commit a redo log
+        t_remote_dram = remote_lookup * (_CXL_RT_NS + wf * p.redo_log_ns) / NS_PER_US
+        l0 = t_host + p.fixed_latency_us + t_fw + rf * l_r + wf * l_w + t_xfer + t_remote_dram
+        # a redirected request adds the host's LB formula, the lender's mapping-line fetches
+        # over CXL and the borrower's agent dequeuing its ops
+        map_lines = np.ceil(np.maximum(sl_r, sl_w) / ssd.MAP_ENTRIES_PER_LINE)
+        t_redirect = (p.host_lb_ns + map_lines * _CXL_RT_NS + pages * p.agent_ns) / NS_PER_US
+
+        # --- closed loop at the queue depth: asymptotic bound, Little for the latency; a
+        # borrower redirects only while its own processor would be busy (above the watermark)
+        qd = np.where(micro, p.qd, p.trace_qd)
+
+        def split(load):
+            on = borrow & (load * c_io > w_mark * c_b)
+            return np.where(on, redirect_frac(load * c_io, c_b, c_l, u0, o, omega, w_mark), 0.0)
+
+        # the split is taken at the load the queue depth allows without the redirect latency
+        p_red = split(np.minimum(x_sat, qd * US_PER_S / l0))
+        l0_loaded = l0 + p_red * t_redirect
+        x = np.minimum(x_sat, qd * US_PER_S / l0_loaded)
+        latency = np.maximum(qd / x * US_PER_S, l0_loaded)
+
+        # --- open loop at load_frac of saturation: M/M/c at the processor (Sakasegawa),
+        # M/D/1 at the data-end bottleneck
+        lam = p.load_frac * x_sat
+        servers = np.where(oc, p.host_cores, np.maximum(np.rint(cap_cycles / core_hz), 1.0))
+        svc = np.where(oc, c_host_oc / (p.host_ghz * 1e9), c_io / core_hz)
+        lam_proc = np.where(oc, n_b * lam, lam)
+        w_proc = mmc_wait_approx(lam_proc, svc, servers)
+        w_data = queueing.md1_wait(lam, 1.0 / x_data)
+        loaded = l0_loaded + (w_proc + w_data) * US_PER_S
+
+        # --- utilizations at the achieved load and split
+        demand = x * c_io
+        u_b = (1.0 - p_red) * demand / c_b
+        u_l = u0 + np.where(borrow, p_red * demand * (1.0 + o) / np.maximum(c_l, 1e-30), 0.0)
+        u_host_oc = n_b * x * c_host_oc / host_hz
+        u_b = np.where(oc, u_host_oc, u_b)
+        u_l = np.where(oc, 0.0, u_l)
+        util = np.where(oc, u_host_oc, (n_b * u_b + n_l * u_l) / n_ssd)
+        code = np.where(
+            x < x_sat * (1.0 - 1e-9), 4,
+            np.where(x_sat == x_data, np.where(x_data == x_flash, 1, np.where(x_data == x_link, 2, 3)), 0),
+        )
+
+        # --- bill of materials (M6); proch and espresso pay the CXL premium
+        premium = np.where(harvester, p.cxl_premium_frac, 0.0)
+        ssd_usd, compute_usd = bom.ssd_bom_usd(
+            p.capacity_tb, cores, REF_CORES, dram, premium, nand_usd_per_gb=p.nand_usd_per_gb,
+            dram_usd_per_gb=p.dram_usd_per_gb, controller_usd=p.controller_usd, other_usd=p.other_usd,
+        )
+        oc_usd = bom.oc_bom_usd(p.capacity_tb, p.oc_controller_usd, nand_usd_per_gb=p.nand_usd_per_gb, other_usd=p.other_usd)
+        bom_usd = np.where(oc, oc_usd, ssd_usd)
+        compute_usd = np.where(oc, p.oc_controller_usd, compute_usd)
+
+        # --- energy per request (M7): flash ops, link PHY, DRAM, processor cycles
+        e_xfer = energy.flash_transfer_energy_uj(ssd.FLASH_BASE.page_bytes, p.channel_mts)
+        e_read = _E_TR_UJ + e_xfer
+        e_prog = _E_TPROG_UJ + e_xfer
+        copyback = np.where(vh, wf * redirect_w * pg_w, 0.0)  # pages read on the lender and programmed again
+        flash_uj = rf * pg_r * e_read + wf * pg_w * p.gc_wa_x * e_prog + miss * e_read + copyback * (e_read + e_prog)
+        link_bytes = bytes_io + np.where(vh, 2.0 * wf * redirect_w * wr_b, 0.0)
+        phy_uj = link_bytes * _PHY_UJ_PER_B
+        dram_uj = (BUFFER_PASSES * bytes_io + (rf * sl_r + wf * sl_w) * MAP_ACCESS_B) * _DRAM_UJ_PER_B
+        cycles = c_io * (1.0 + p_red * o) + np.where(oc, c_host_oc - c_io, 0.0) + np.where(any_vh, hyp_c, 0.0)
+        e_io_uj = flash_uj + phy_uj + dram_uj + cycles * J_PER_CYCLE * UJ_PER_J
+        power_w = e_io_uj / UJ_PER_J * x + energy.flash_idle_power_w(p.channels * p.dies_per_channel)
+
+        gbps = x * bytes_io / 1e9
+        out = {
+            "throughput_gbps": gbps,
+            "iops": x,
+            "jbof_throughput_gbps": gbps * n_b,
+            "latency_us": latency,
+            "qd1_latency_us": l0,
+            "loaded_latency_us": loaded,
+            "saturation_gbps": x_sat * bytes_io / 1e9,
+            "proc_util_frac": util,
+            "borrower_util_frac": u_b,
+            "lender_proc_util_frac": u_l,
+            "redirect_frac": p_red,
+            "miss_ratio_frac": miss,
+            "bottleneck_code": code,
+            "firmware_kcycles_per_io": c_io * 1e-3,
+            "data_end_iops": x_data,
+            "bom_usd": bom_usd,
+            "bom_compute_usd": compute_usd,
+            "usd_per_tb": bom_usd / p.capacity_tb,
+            "iops_per_usd": x / bom_usd,
+            "gbps_per_kusd": gbps / bom_usd * 1e3,
+            "energy_per_io_uj": e_io_uj,
+            "power_w": power_w,
+            "lifetime_x": np.where(vh, 1.0 / (1.0 + redirect_w), 1.0),
+        }
+        # a JBOF without a borrower has no workload: its performance metrics are NaN
+        if not np.all(valid):
+            nan_or_one = np.where(valid, 1.0, np.nan)
+            for k in PERF_METRICS:
+                out[k] = out[k] * nan_or_one
+        return out
+
+
+def mmc_wait_approx(lam, service, servers) -> np.ndarray:
+    """M/M/c mean wait by Sakasegawa's approximation (Sakasegawa 1977; Hopp & Spearman,
+    Factory Physics, eq. 8.8): W = S rho^(sqrt(2(c+1)) - 1) / (c (1 - rho)); inf at rho >= 1.
+    Used instead of the queueing block's exact Erlang C, whose special functions are too
+    slow for per-point server counts at a million points per second."""
+    rho = lam * service / servers
+    ok = rho < 1.0
+    r = np.where(ok, rho, 0.5)
+    w = service * r ** (np.sqrt(2.0 * (servers + 1.0)) - 1.0) / (servers * (1.0 - r))
+    return np.where(ok, w, np.inf)
+
+
+__all__ = ["Espresso", "DESIGNS", "PATTERNS"]

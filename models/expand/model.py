@@ -1,0 +1,274 @@
+"""expand: topology-aware, expander-driven LLC prefetching for CXL-SSDs (ExPAND, Oh et al.,
+IEEE Micro 2025; digest research/cxl-prefetch.md).
+
+A host's memory lives on a CXL-SSD (Z-NAND, PMEM or DRAM back end behind a 1.5 GB
+internal DRAM) reached through ``switch_levels`` CXL switches.  Every LLC miss pays the
+end-to-end path (M1, memssd block):
+
+    LLC lookup -> CXL.mem round trip through the switches (link block)
+               -> controller -> internal DRAM hit, or back-end read (flash block)
+
+A prefetcher hides a share of those misses (M1/M2): ``coverage x timely``.  On the graph
+traversals coverage is the prefetcher's accuracy (Table 4; Fig. 1a's convention coverage =
+accuracy); on the SPEC set's structured, repetitive patterns (L1333) only a fitted share of
+the mispredictions stays uncovered (Fig. 3a's best workload reaches 71.8x, which 92%
+coverage caps at 12.5x).  Timeliness:
+
+* ``expand`` runs on the SSD (decider) and issues each prefetch at the predicted arrival
+  minus the end-to-end latency it read from the topology at enumeration; its timing
+  predictor's accuracy maps to timely prefetches through the saturation the article
+  reports (gains flatten past 84% timing accuracy, M2).  Prefetched lines wait in the
+  16 KB reflector buffer at the root complex (a hit there costs the LLC lookup).
+* host-side prefetchers (``rule1``, ``rule2``, ``ml1``, ``ml2``) issue on their trigger
+  without a timing model: a fixed share of their useful prefetches arrives in time
+  (fitted), and they do not know the topology: every switch level makes each covered
+  access wait the level's extra round trip (M3, Fig. 1c).
+* ``ideal`` is Fig. 1a's synthetic prefetcher of effectiveness ``effectiveness_frac``
+  (coverage = accuracy), timely; ``topology_aware=false`` gives Fig. 1c's unaware one.
+* ``local_dram`` keeps everything in host DDR (tRP = tRCD = tCAS = 22 ns, Table 1) with
+  no prefetcher (digest ambiguity 16); ``nopf`` is the CXL-SSD without prefetching.
+
+Execution time per instruction: ``CPI_core / f + MPKI/1000 x (exposed latency) / MLP``.
+Link traffic (M5): demand misses, useful prefetches and useless ones ``(1 - A)/A`` of the
+useful, 64 B each plus the MemRdPC / BISnpData headers, over the CXL link.  Decider load
+(M4): one prediction per LLC miss at Table 4's operations per prediction.  Cost (M8,
+cost block): holding the working set on CXL-SSDs (Z-NAND or Optane-class media, internal
+DRAM, controller, CXL premium) against host DDR5.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+
+from dse.model import Batch, Metric, Model, Param
+from dse.units import CACHELINE_B, GB, GIB
+from models.blocks import link, memssd
+from models.blocks.cost import component_price
+
+HERE = Path(__file__).parent
+
+
+def _table(name: str) -> list[dict[str, str]]:
+    with open(HERE / name, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(line for line in fh if not line.startswith("#")))
+
+
+_WL = _table("workloads.csv")
+_PF = {r["name"]: r for r in _table("prefetchers.csv")}
+WORKLOADS = tuple(r["name"] for r in _WL)
+GRAPH = tuple(r["name"] for r in _WL if r["suite"] == "graph")
+SPEC = tuple(r["name"] for r in _WL if r["suite"] == "spec")
+PREFETCHERS = tuple(_PF)
+DESIGNS = ("local_dram", "nopf", "ideal") + PREFETCHERS
+MEDIA = ("znand", "pmem", "dram")
+LINK_GENS = ("pcie5", "pcie6")
+FLIT_MODES = ("68B", "256B", "256B_lo")
+
+WS_B = {r["name"]: float(r["working_set_gb"]) * GB for r in _WL}
+MPKI = {r["name"]: float(r["mpki"]) for r in _WL}
+READ_FRAC = {r["name"]: float(r["read_frac"]) for r in _WL}
+STRUCTURED = {r["name"]: float(r["pattern"] == "structured") for r in _WL}
+ACCURACY = {k: float(v["accuracy_pct"]) / 100.0 for k, v in _PF.items()}
+OPS_PER_PREDICTION = {k: float(v["ops_per_prediction"]) for k, v in _PF.items()}
+PREDICTOR_MEM_KB = {k: float(v["mem_kb"]) for k, v in _PF.items()}
+
+# ----------------------------------------------------------------------------- host (Table 1)
+#: 12 OoO cores at 3.6 GHz (Table 1, L1316).
+FREQ_GHZ = 3.6
+CORES = 12
+#: LocalDRAM: tRP = tRCD = tCAS = 22 ns (Table 1, L1320), through the dram block.
+HOST_DDR_T_NS = 22.0
+HOST_DDR_NS = memssd.host_dram_ns(HOST_DDR_T_NS)
+#: LLC lookup on the way out: the LLC is unstated; assumption (digest ambiguity 3): a shared
+#: L3 of about 40 cycles at 3.6 GHz.
+LLC_LOOKUP_NS = 40 / FREQ_GHZ
+#: LLC size for the internal DRAM's conditional hit rate: assumption 30 MB (ambiguity 3).
+LLC_B = 30e6
+
+# ----------------------------------------------------------------------------- device (Table 2)
+#: Internal DRAM of the CXL-SSD: 1.5 GB, 9.1 ns timings (Table 2, L1329), memssd block.
+SSD_DRAM_B = 1.5 * GB
+SSD_DRAM_NS = memssd.ssd_dram_hit_ns()
+#: Back-end reads of one 64 B sector (flash block): Z-NAND (tRd 3 us, Table 2) and an
+#: Optane-class PMEM (P5800X, Table 1); the article puts Z-NAND 6x slower than PMEM (L1414);
+#: the two flash-block configurations give about 7x.  A DRAM back end is served at the
+#: internal-DRAM latency.
+MEDIA_READ_NS = {
+    "znand": float(memssd.backend_read_ns(memssd.backend_config("znand"), CACHELINE_B)),
+    "pmem": float(memssd.backend_read_ns(memssd.backend_config("pmem"), CACHELINE_B)),
+    "dram": 0.0,
+}
+#: Device capacity per CXL-SSD: Samsung 983 ZET 2 TB (Table 2, L1327).
+DEVICE_GB = 2000.0
+#: Timing accuracy past which timeliness gains are marginal (Fig. 3c, L1382: 84%).
+TIMELY_SATURATION = 0.84
+#: Header bytes per prefetch message on the link: the BISnpData S2M header and the
+#: MemRdPC PC payload, one 16 B slot each (assumption from the 256 B flit's 16 B slots).
+PREFETCH_HEADER_B = 16.0
+
+# ----------------------------------------------------------------------------- fitted constants
+# Fitted by models/expand/calibration.py (tests/test_expand.py checks they still fit):
+#: Core CPI without memory stalls: Fig. 1a, perfect prefetch makes the CXL-SSD 3.9x faster
+#: than LocalDRAM on the graph workloads (L1224).
+CPI_CORE = 0.5279
+#: Zipf skew of the misses reaching the internal DRAM: Fig. 1a, at 80% effectiveness the
+#: CXL-SSD is still 4.5x slower than LocalDRAM on the graph workloads (L1224).
+DRAM_REUSE_ALPHA = 0.6456
+#: Share of a host-side prefetcher's useful prefetches that arrive in time: Fig. 3a, the ML
+#: prefetchers run 4.4x faster than NoPrefetch (L1337).
+HOST_TIMELY_FRAC = 0.8711
+#: Share of a prefetcher's mispredictions (1 - Table 4 accuracy) that stay uncovered on the
+#: SPEC set's structured, repetitive patterns (L1333); the graph traversals keep Fig. 1a's
+#: coverage = accuracy.  Fig. 3a: ExPAND's best workload runs 71.8x faster than NoPrefetch
+#: (L1365, the top of the 4.3x-71.8x range; the model's best is mcf, the highest MPKI).
+STRUCTURED_RESIDUAL_FRAC = 0.07467
+
+# ----------------------------------------------------------------------------- prices (cost block)
+_ZNAND_USD_PER_GB = component_price("nand_znand").value
+_SSD_DRAM_USD_PER_GIB = component_price("dram_ddr4").value
+_HOST_DRAM_USD_PER_GIB = component_price("dram_ddr5").value
+_SSD_CTRL_USD = component_price("ssd_controller_enterprise").value + component_price("ssd_other").value
+_CXL_PREMIUM = component_price("cxl_premium_frac").value
+#: Optane-class media priced like Z-NAND (assumption: no public 3D XPoint media price).
+_MEDIA_USD_PER_GB = {"znand": _ZNAND_USD_PER_GB, "pmem": _ZNAND_USD_PER_GB, "dram": _HOST_DRAM_USD_PER_GIB * GB / GIB}
+
+
+class Expand(Model):
+    name = "expand"
+    version = "1"
+    summary = "ExPAND: topology-aware SSD-side prefetching for CXL-SSDs vs host prefetchers and local DRAM"
+    source = "Oh et al., 'ExPAND', IEEE Micro 2025 (research/cxl-prefetch.md)"
+    variant_param = "design"
+    params = (
+        Param("design", "expand", "Fig. 3a prefetchers, NoPrefetch, LocalDRAM; ideal = Fig. 1a's swept prefetcher", choices=DESIGNS),
+        Param("workload", "pr", "Table 3 (CC: assumption, digest ambiguity 8)", choices=WORKLOADS),
+        Param("media", "znand", "main results use the Table 2 Z-NAND CXL-SSD (digest ambiguity 11)", choices=MEDIA),
+        Param("switch_levels", 0, "assumption: direct attach for the main results; Figs. 1c/4c-f sweep 1-4 levels",
+              bounds=(0, 4), integer=True),
+        Param("hop_latency_ns", link.CXL_SWITCH_NS, "link block: Pond switch traversal (digest ambiguity 1: t_sw unstated)",
+              bounds=(5.0, 1000.0)),
+        Param("topology_aware", True, "ExPAND reads the switch levels and DSLBIS latency at enumeration (M2)", choices=(True, False)),
+        Param("effectiveness_frac", 0.9, "Fig. 1a sweeps 0-100%; Fig. 1c uses 90% (L1239)", bounds=(0.0, 1.0),
+              doc="coverage = accuracy of the ideal prefetcher"),
+        Param("timing_accuracy_frac", 0.9, "ExPAND's timeliness model is 90% accurate (M2)", bounds=(0.0, 1.0)),
+        Param("host_timely_frac", HOST_TIMELY_FRAC, "fitted (calibration.py): ML prefetchers 4.4x over NoPrefetch (L1337)",
+              bounds=(0.0, 1.0)),
+        Param("structured_residual_frac", STRUCTURED_RESIDUAL_FRAC,
+              "fitted (calibration.py): ExPAND's best workload 71.8x over NoPrefetch (Fig. 3a, L1365)", bounds=(0.0, 1.0),
+              doc="share of a prefetcher's mispredictions left uncovered on structured (SPEC) patterns; 1 = coverage = accuracy"),
+        Param("cpi_core", CPI_CORE, "fitted (calibration.py): perfect prefetch 3.9x faster than LocalDRAM (Fig. 1a, L1224)",
+              bounds=(0.1, 4.0)),
+        Param("mlp", 1.0, "assumption: misses on the graph kernels' dependent loads do not overlap", bounds=(1.0, 16.0)),
+        Param("dram_reuse_alpha", DRAM_REUSE_ALPHA, "fitted (calibration.py): 4.5x slower than LocalDRAM at 80% effectiveness (Fig. 1a)",
+              bounds=(0.0, 1.5)),
+        Param("ssd_dram_gb", SSD_DRAM_B / GB, "CXL-SSD internal DRAM 1.5 GB (Table 2, L1329)", bounds=(0.1, 64.0)),
+        Param("host_dram_ns", HOST_DDR_NS, "dram block: tRP=tRCD=tCAS=22 ns (Table 1, L1320)", bounds=(20.0, 500.0)),
+        Param("link_gen", "pcie6", "PCIe 6.0 64 GT/s, CXL 3.0 (Table 1, L1322)", choices=LINK_GENS),
+        Param("lanes", 8, "assumption: x8 (width unstated)", choices=(4, 8, 16)),
+        Param("flit_mode", "256B", "CXL 3.x 256 B flit (link block)", choices=FLIT_MODES),
+        Param("ctrl_ns", 10.0, "assumption: CXL.mem front end in controller hardware, a few cycles", bounds=(0.0, 500.0)),
+        Param("working_set_scale", 1.0, "Table 3 working sets as printed", bounds=(0.01, 100.0),
+              doc="multiplier on the workload's working set (capacity sizing and internal-DRAM hit rate)"),
+        Param("dram_usd_per_gib", _HOST_DRAM_USD_PER_GIB, "cost block: dram_ddr5 (TrendForce 2023-04)", bounds=(0.5, 50.0)),
+        Param("media_usd_per_gb", _ZNAND_USD_PER_GB, "cost block: nand_znand (priced as SLC; dated assumption)", bounds=(0.01, 20.0),
+              doc="back-end media price (Z-NAND / PMEM; a DRAM back end uses dram_usd_per_gib)"),
+    )
+    metrics = (
+        Metric("time_ns_per_kinst", "min", "execution time per 1000 instructions"),
+        Metric("speedup_vs_nopf_x", "max", "NoPrefetch CXL-SSD time over this design's time"),
+        Metric("slowdown_vs_local_x", "min", "this design's time over LocalDRAM's"),
+        Metric("e2e_latency_ns", "min", "end-to-end latency of an LLC miss to the memory"),
+        Metric("hidden_miss_frac", "max", "share of LLC misses a timely prefetch hides"),
+        Metric("ssd_dram_hit_frac", "max", "share of device reads served by the CXL-SSD's internal DRAM"),
+        Metric("link_util_frac", "min", "busier-direction CXL link utilization (demand + prefetch traffic)"),
+        Metric("predictor_gops", "min", "prediction work, operations per second / 1e9 (Table 4 ops per prediction)"),
+        Metric("predictor_mem_kb", "min", "predictor state (Table 4)"),
+        Metric("memory_usd", "min", "cost of holding the working set on this memory"),
+        Metric("usd_per_gib", "min", "memory cost per GiB"),
+    )
+
+    def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
+        d = {k: p.is_("design", k) for k in DESIGNS}
+        host_side = d["rule1"] | d["rule2"] | d["ml1"] | d["ml2"]
+        wl = lambda table: p.pick("workload", table)  # noqa: E731
+        m = wl(MPKI) / 1000.0
+        ws_b = wl(WS_B) * p.working_set_scale
+
+        # --- end-to-end miss latency (memssd: link, dram, flash, cache blocks) -------------
+        gen = p.pick("link_gen", {g: link.GENERATIONS.index(g) + 1 for g in LINK_GENS})
+        flit = p.pick("flit_mode", {f: i for i, f in enumerate(FLIT_MODES)})
+        valid = ~((flit == 0) & link.GEN_FLIT_MODE[gen - 1])
+        flit = np.where(valid, flit, 1)
+        path_ns = memssd.cxl_path_ns(gen, p.lanes, flit, p.switch_levels, p.hop_latency_ns)
+        direct_ns = memssd.cxl_path_ns(gen, p.lanes, flit, 0, p.hop_latency_ns)
+        is_dram_media = p.is_("media", "dram")
+        h_int = np.where(is_dram_media, 1.0,
+                         memssd.powerlaw_hit_rate(p.ssd_dram_gb * GB, LLC_B, ws_b, p.dram_reuse_alpha))
+        dev_ns = memssd.device_read_ns(h_int, p.ctrl_ns, SSD_DRAM_NS, p.pick("media", MEDIA_READ_NS))
+        e2e_ns = LLC_LOOKUP_NS + path_ns + dev_ns
+        local_ns = LLC_LOOKUP_NS + p.host_dram_ns
+
+        # --- prefetch outcome (M1, M2, M3) --------------------------------------------------
+        acc = np.select([d[k] for k in PREFETCHERS], [ACCURACY[k] for k in PREFETCHERS], 0.0)
+        # structured SPEC patterns (L1333): most of what a prefetcher mispredicts on average
+        # is still covered there; irregular graph traversals keep coverage = accuracy (Fig. 1a)
+        acc_wl = 1.0 - (1.0 - acc) * np.where(wl(STRUCTURED) > 0, p.structured_residual_frac, 1.0)
+        coverage = np.where(d["ideal"], p.effectiveness_frac, acc_wl)
+        coverage = np.where(d["nopf"] | d["local_dram"], 0.0, coverage)
+        timely = np.select(
+            [d["expand"], host_side], [np.clip(p.timing_accuracy_frac / TIMELY_SATURATION, 0.0, 1.0), p.host_timely_frac], 1.0
+        )
+        hidden = coverage * timely
+        # unaware prefetchers are tuned to the direct-attached path: each switch level's
+        # extra round trip lands on every access they cover
+        aware = (d["expand"] | d["ideal"]) & p.is_("topology_aware", True)
+        late_ns = np.where(aware, 0.0, path_ns - direct_ns)
+        # a hidden miss still looks up the reflector buffer (ExPAND) at the root complex
+        hit_ns = np.where(d["expand"], LLC_LOOKUP_NS, 0.0)
+        exposed_ns = (1.0 - hidden) * e2e_ns + hidden * (hit_ns + late_ns)
+        exposed_ns = np.where(d["local_dram"], local_ns, exposed_ns)
+
+        t = memssd.stall_time_ns(p.cpi_core, FREQ_GHZ, m, exposed_ns, p.mlp)
+        t_nopf = memssd.stall_time_ns(p.cpi_core, FREQ_GHZ, m, e2e_ns, p.mlp)
+        t_local = memssd.stall_time_ns(p.cpi_core, FREQ_GHZ, m, local_ns, p.mlp)
+
+        # --- link traffic (M5) and predictor load (M4) ------------------------------------
+        miss_per_ns = CORES * m / t
+        useful = miss_per_ns * coverage
+        useless = np.where(acc > 0, useful * (1.0 - np.maximum(acc, 1e-9)) / np.maximum(acc, 1e-9), 0.0)
+        rf = wl(READ_FRAC)
+        # downstream: requests (and write data); upstream: read data + prefetched lines
+        demand_b_per_ns = miss_per_ns * (1.0 - hidden) * CACHELINE_B
+        pf_b_per_ns = (useful + useless) * (CACHELINE_B + PREFETCH_HEADER_B)
+        link_gbps = link.cxl_mem_bw_gbps(gen, p.lanes, flit, rf)
+        link_util = np.where(d["local_dram"], 0.0, (demand_b_per_ns + pf_b_per_ns) / link_gbps)
+        ops = np.select([d[k] for k in PREFETCHERS], [OPS_PER_PREDICTION[k] for k in PREFETCHERS], 0.0)
+        predictor_gops = miss_per_ns * ops  # predictions per ns x ops = Gops/s
+        mem_kb = np.select([d[k] for k in PREFETCHERS], [PREDICTOR_MEM_KB[k] for k in PREFETCHERS], 0.0)
+
+        # --- cost of holding the working set (M8, cost block) -----------------------------
+        ws_gb = ws_b / GB
+        devices = np.ceil(ws_gb / DEVICE_GB)
+        media_usd = np.where(is_dram_media, ws_gb * GB / GIB * p.dram_usd_per_gib, ws_gb * p.media_usd_per_gb)
+        ssd_usd = media_usd + devices * (_SSD_CTRL_USD + p.ssd_dram_gb * GB / GIB * _SSD_DRAM_USD_PER_GIB) * (1.0 + _CXL_PREMIUM)
+        local_usd = ws_gb * GB / GIB * p.dram_usd_per_gib
+        memory_usd = np.where(d["local_dram"], local_usd, ssd_usd)
+
+        nan = np.where(valid, 1.0, np.nan)
+        return {
+            "time_ns_per_kinst": 1000.0 * t * nan,
+            "speedup_vs_nopf_x": t_nopf / t * nan,
+            "slowdown_vs_local_x": t / t_local * nan,
+            "e2e_latency_ns": np.where(d["local_dram"], local_ns, e2e_ns) * nan,
+            "hidden_miss_frac": hidden,
+            "ssd_dram_hit_frac": np.where(d["local_dram"], 0.0, h_int),
+            "link_util_frac": link_util * nan,
+            "predictor_gops": predictor_gops * nan,
+            "predictor_mem_kb": mem_kb,
+            "memory_usd": memory_usd,
+            "usd_per_gib": memory_usd / (ws_gb * GB / GIB),
+        }
+

@@ -1,0 +1,1 @@
+"""FlexMem: tiered cache sharing of VM image pages on a memory pool (shared/research/vm-image-cache.md)."""

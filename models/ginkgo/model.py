@@ -1,0 +1,158 @@
+"""ginkgo: a DRAM cache of CXL memory indexed by a per-huge-page learned index (Ginkgo,
+IEEE Micro; shared/research/ginkgo.md), against Alloy Cache (direct-mapped) and Unison
+Cache (4-way, tags in DRAM).
+
+A memory request (digest §2.1, ambiguity defaults):
+
+    index lookup          Ginkgo's PLF arithmetic (index_compute_ns; 0 in the main results)
+    metadata              in the MC SRAM, or one more DRAM read when it misses there
+                          ("double read"): Unison's tags, Ginkgo's per-huge-page entries
+    DRAM cache            hit: one DRAM access; miss: the DRAM probe and then CXL memory
+
+so ``AMAT = t_idx + L_dram + m (L_cxl [+ probe]) + f_dr L_meta`` with ``L_dram`` the row-hit /
+row-miss mix.  Miss ratios come from the cache block's working-set model (Zipf reuse over
+64 B blocks, DRAM = 1/4 of CXL), scaled per scheme: Unison's 4-way placement is taken as
+the ideal one, Ginkgo adds its PLF approximation error, Alloy its direct-map conflicts.
+Double reads are the MC SRAM's miss ratio over the metadata (cache block, Zipf over 64 B
+tag lines for Unison, over per-huge-page entries for Ginkgo).  Constants: calibration.py.
+
+Cost: DRAM and CXL memory (cost block prices, CXL premium), MC SRAM area.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dse.model import Batch, Metric, Model, Param
+from dse.units import GIB, KIB
+from models.blocks import cache, cost
+from models.ginkgo import calibration as cal
+
+SCHEMES = ("alloy", "unison", "ginkgo", "ideal")
+_WL = cal.workloads()
+WORKLOADS: tuple[str, ...] = tuple(_WL)
+_FIT = cal.fitted()
+#: Cost of one double read (metadata fetched from DRAM), ns: fitted (calibration.py).
+META_READ_NS = _FIT["global"]["meta_read_ns"]
+
+#: MC SRAM area, mm2 per KiB.  Assumption: ~0.03 um2 bit cells at 5-7 nm with ~2x array
+#: overhead (IEEE ISSCC SRAM papers report 0.021-0.027 um2 high-density cells) -> ~0.5 um2
+#: per bit x 8192 bits ~ 0.004 mm2 per KiB.
+SRAM_MM2_PER_KIB = 0.004
+
+
+def _col(name: str) -> dict[str, float]:
+    return {w: float(r[name]) for w, r in _WL.items()}
+
+
+def amat_parts(
+    scheme_code: Any, cxl_b: Any, plf_excess: Any, meta_b_ginkgo: Any, data_alpha: Any, meta_alpha_block: Any,
+    meta_alpha_page: Any, *, dram_to_cxl: Any = cal.DRAM_TO_CXL, sram_kib: Any = cal.MC_SRAM_KIB, row_hit_ns: Any = cal.DRAM_ROW_HIT_NS,
+    row_miss_ns: Any = cal.DRAM_ROW_MISS_NS, row_hit_frac: Any = 0.5, cxl_ns: Any = cal.CXL_NS, index_compute_ns: Any = 0.0,
+    miss_probe: Any = True, meta_read_ns: Any = None, unison_tag_b: Any = cal.UNISON_TAG_B_PER_BLOCK,
+) -> dict[str, np.ndarray]:
+    """AMAT and its parts for scheme codes into :data:`SCHEMES` (vectorized)."""
+    code = np.asarray(scheme_code)
+    cxl_b = np.asarray(cxl_b, dtype=np.float64)
+    dram_b = dram_to_cxl * cxl_b
+    sram_b = np.asarray(sram_kib, dtype=np.float64) * KIB
+
+    # DRAM-cache miss ratio (§2.3): working set over 64 B blocks, then the scheme's placement
+    m_ideal = 1.0 - cache.zipf_hit_rate(dram_b / cal.BLOCK_B, cxl_b / cal.BLOCK_B, data_alpha)
+    plf = np.asarray(plf_excess, dtype=np.float64)
+    excess = np.choose(code, [cal.alloy_excess(plf), 0.0 * plf, plf, 0.0 * plf])
+    miss = np.minimum(m_ideal * (1.0 + excess), 1.0)
+
+    # metadata and double reads (§2.2): MC SRAM caching the index metadata
+    unison_meta = dram_b / cal.BLOCK_B * unison_tag_b
+    entry_b = meta_b_ginkgo / (cxl_b / cal.HUGE_PAGE_B)
+    is_unison, is_ginkgo = code == 1, code == 2
+    f_u = np.where(is_unison, 1.0 - cache.zipf_hit_rate(sram_b / cal.META_LINE_B, unison_meta / cal.META_LINE_B, meta_alpha_block), 0.0)
+    f_g = np.where(is_ginkgo, 1.0 - cache.zipf_hit_rate(sram_b / entry_b, meta_b_ginkgo / entry_b, meta_alpha_page), 0.0)
+    double_read = f_u + f_g
+    metadata_b = np.where(is_unison, unison_meta, np.where(is_ginkgo, meta_b_ginkgo, 0.0))
+
+    # AMAT (§2.1)
+    l_dram = row_hit_frac * row_hit_ns + (1.0 - row_hit_frac) * row_miss_ns
+    probe = np.where(np.asarray(miss_probe, dtype=bool), l_dram, 0.0)
+    t_idx = np.where(is_ginkgo, index_compute_ns, 0.0)
+    meta_ns = META_READ_NS if meta_read_ns is None else meta_read_ns
+    amat = t_idx + (1.0 - miss) * l_dram + miss * (probe + cxl_ns) + double_read * meta_ns
+    return {"amat_ns": amat, "miss_frac": miss, "double_read_frac": double_read, "metadata_b": metadata_b, "dram_b": dram_b}
+
+
+def amat_point(scheme: str, workload: str, consts: dict[str, dict[str, float]], **kw: Any) -> float:
+    """AMAT (ns) of one scheme and workload with the given locality constants (for calibration.fit)."""
+    r, c = _WL[workload], consts[workload]
+    out = amat_parts(SCHEMES.index(scheme), float(r["cxl_capacity_gib"]) * GIB, float(r["plf_miss_excess"]),
+                     float(r["ginkgo_meta_kib"]) * KIB, c["data_alpha"], c["meta_alpha_block"], c["meta_alpha_page"], **kw)
+    return float(out["amat_ns"])
+
+
+class Ginkgo(Model):
+    name = "ginkgo"
+    version = "1"
+    summary = "Ginkgo learned-index DRAM cache of CXL memory vs Alloy and Unison: AMAT, metadata, double reads, memory cost"
+    source = "Ginkgo: A Learned-Index Enhanced Tiered Memory System, IEEE Micro (shared/research/ginkgo.md)"
+    variant_param = "scheme"
+    params = (
+        Param("scheme", "ginkgo", "Ginkgo and the article's baselines Alloy and Unison (L1912); ideal = minimum-conflict index (L1825)",
+              choices=SCHEMES),
+        Param("workload", "btree", "BTree and PR, the two evaluated workloads (L1910)", choices=WORKLOADS),
+        Param("dram_row_hit_ns", cal.DRAM_ROW_HIT_NS, "Table 1: 80 ns on a row-buffer hit (L1906)", bounds=(10.0, 500.0)),
+        Param("dram_row_miss_ns", cal.DRAM_ROW_MISS_NS, "Table 1: 100 ns on a row-buffer miss (L1907)", bounds=(10.0, 500.0)),
+        Param("row_hit_frac", 0.5, "not stated; digest ambiguity default 0.5 (90 ns)", bounds=(0.0, 1.0)),
+        Param("cxl_latency_ns", cal.CXL_NS, "Table 1: CXL memory 200 ns (L1908)", bounds=(50.0, 2000.0)),
+        Param("index_compute_ns", 0.0, "main results without index compute cost; 5 ns in the sensitivity study (L1938)", bounds=(0.0, 100.0)),
+        Param("mc_sram_kib", cal.MC_SRAM_KIB, "Table 1: 64 kB memory-controller SRAM (L1905); 16 kB in the scalability study (L1928)",
+              bounds=(1.0, 65536.0)),
+        Param("dram_to_cxl_ratio", cal.DRAM_TO_CXL, "1:4 DRAM to CXL (L1910)", bounds=(0.01, 1.0)),
+        Param("capacity_scale", 1.0, "CXL capacity as in the article (32 GB BTree, 16 GB PR, L1910)", bounds=(0.01, 1024.0),
+              doc="footprint / CXL capacity relative to the article's"),
+        Param("miss_probe", True, "digest ambiguity default: a miss pays one DRAM probe before CXL", choices=(True, False)),
+        Param("meta_read_ns", META_READ_NS, "fitted with the data reuse to the 5-ns results and PR's 1.68 % (L1938); calibration.py",
+              bounds=(0.0, 500.0), doc="one double read: the metadata DRAM access"),
+        Param("unison_tag_b", cal.UNISON_TAG_B_PER_BLOCK, "derived: 512 MB of tags for an 8 GB DRAM cache (L1920)", bounds=(0.5, 64.0)),
+        Param("dram_usd_per_gib", cost.component_price("dram_ddr5").value, "cost block: dram_ddr5 (dated)", bounds=(0.1, 100.0)),
+        Param("cxl_premium_frac", cost.component_price("cxl_premium_frac").value, "cost block: cxl_premium_frac (Espresso)",
+              bounds=(0.0, 5.0), doc="CXL memory price over plain DRAM"),
+    )
+    metrics = (
+        Metric("amat_ns", "min", "average memory access time"),
+        Metric("miss_frac", "min", "DRAM-cache miss ratio"),
+        Metric("double_read_frac", "min", "requests that read metadata from DRAM"),
+        Metric("metadata_b", "min", "index metadata bytes"),
+        Metric("metadata_over_sram_x", "min", "index metadata over the MC SRAM"),
+        Metric("dram_capacity_gib", None, "DRAM cache capacity"),
+        Metric("memory_usd", "min", "DRAM + CXL memory (cost block prices)"),
+        Metric("usd_per_gib", "min", "memory cost per GiB of CXL capacity"),
+        Metric("sram_area_mm2", "min", "MC SRAM area"),
+    )
+
+    def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
+        cxl_b = p.pick("workload", _col("cxl_capacity_gib")) * GIB * p.capacity_scale
+        meta_g = p.pick("workload", _col("ginkgo_meta_kib")) * KIB * p.capacity_scale  # per huge page, so it scales
+        fit = {k: p.pick("workload", {w: _FIT[w][k] for w in WORKLOADS}) for k in ("data_alpha", "meta_alpha_block", "meta_alpha_page")}
+        probe = p.pick("miss_probe", {True: True, False: False})
+        out = amat_parts(
+            p.scheme, cxl_b, p.pick("workload", _col("plf_miss_excess")), meta_g, fit["data_alpha"], fit["meta_alpha_block"],
+            fit["meta_alpha_page"], dram_to_cxl=p.dram_to_cxl_ratio, sram_kib=p.mc_sram_kib, row_hit_ns=p.dram_row_hit_ns,
+            row_miss_ns=p.dram_row_miss_ns, row_hit_frac=p.row_hit_frac, cxl_ns=p.cxl_latency_ns, index_compute_ns=p.index_compute_ns,
+            miss_probe=probe, meta_read_ns=p.meta_read_ns, unison_tag_b=p.unison_tag_b,
+        )
+        cxl_gib = cxl_b / GIB
+        dram_gib = out["dram_b"] / GIB
+        memory_usd = dram_gib * p.dram_usd_per_gib + cxl_gib * p.dram_usd_per_gib * (1.0 + p.cxl_premium_frac)
+        return {
+            "amat_ns": out["amat_ns"],
+            "miss_frac": out["miss_frac"],
+            "double_read_frac": out["double_read_frac"],
+            "metadata_b": out["metadata_b"],
+            "metadata_over_sram_x": out["metadata_b"] / (p.mc_sram_kib * KIB),
+            "dram_capacity_gib": dram_gib,
+            "memory_usd": memory_usd,
+            "usd_per_gib": memory_usd / cxl_gib,
+            "sram_area_mm2": p.mc_sram_kib * SRAM_MM2_PER_KIB,
+        }

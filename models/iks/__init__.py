@@ -1,0 +1,1 @@
+"""IKS: a compute-enabled CXL memory expander for RAG retrieval (model ``iks``)."""

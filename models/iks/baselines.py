@@ -1,0 +1,131 @@
+"""CPU baselines of the IKS article: FAISS flat ENNS and HNSW on the host (digest §1, §5).
+
+The host is one socket with 8 x DDR5-4000 channels (the article's emulation server, and the
+companion ASPLOS paper's Xeon 4416+); its memory comes from the dram block.
+
+* **CPU ENNS** (FAISS ``IndexFlatIP``): a roofline -- the corpus streamed once per batch at
+  a fraction of the socket's sustainable bandwidth, or the inner products at a fraction of
+  the cores' AVX-512 fp32 rate.
+* **CPU HNSW** (FAISS ``IndexHNSWFlat``): latency-bound graph walk.  A query expands about
+  ``efSearch`` candidates at layer 0; each expansion reads the node's neighbour list (one
+  DRAM miss) and scores the ~M neighbours not yet visited (2M links, about half already
+  seen).  A distance costs a DRAM miss for the vector's first line, the rest of the vector
+  at the bandwidth one core sustains (its L1 fill buffers over the miss latency, Little's
+  law) and the dot product.  FAISS searches the queries of a batch in parallel, one query
+  per thread.
+
+The article prints no CPU times (digest §7 item 10).  The three efficiencies are fitted to
+the companion paper's measurements on the same class of host (ASPLOS'25, ``asplos.csv``):
+the scan fraction to the batch-1 CPU/IKS ratio (13.4x), the fp32 fraction to the batch-16
+ratio (27.9x), and a slowdown of FAISS HNSW over the latency-bound walk to "HNSW only 2.5x
+faster than CPU ENNS" (50 GB, batch 16).  That paper names two efSearch values for the HNSW
+configuration of that statement (10000 in its §3.2, 2048 in its Fig. 11 caption); the fit
+follows §3.2 and ``hnsw_fit_ef`` selects the other reading.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dse.units import CACHELINE_B, GB, MS_PER_S, NS_PER_S
+from models.blocks import dram
+from models.iks.device import HZ_PER_GHZ
+from models.iks.rag import read_csv
+
+# ----------------------------------------------------------------------------- host socket
+#: The host's DIMMs: DDR5-4000 (digest §1; ASPLOS Table 2).  Assumption: the dram block's
+#: DDR5-4800 cycle counts at tCK = 0.5 ns (JEDEC 4000 bins differ by a few cycles).
+HOST_DIMM = dram.timing("DDR5-4800", tck_ns=0.5)
+#: DDR5 channels per socket.  Source: Intel ARK (Xeon Gold 6554S and Xeon 4416+: 8 channels).
+HOST_CHANNELS = 8
+#: Sustainable stream bandwidth of the socket, GB/s (dram block, read-only stream).
+HOST_STREAM_GBPS = HOST_CHANNELS * float(dram.saturation_bw_gbps(HOST_DIMM, "stream", 1.0))
+#: Core-to-memory-controller path of a Xeon, both directions, ns.  Same assumption as the
+#: cxl-expander model's host_path_ns (local DDR5 idle ~110 ns, Intel MLC measurements).
+HOST_PATH_NS = 42.0
+#: Load-to-use latency of a random DRAM miss on the host, ns (dram block + host path).
+HOST_MISS_NS = HOST_PATH_NS + float(dram.idle_latency_ns(HOST_DIMM, "random"))
+#: Outstanding L1 misses per core (fill buffers).  Source: Intel optimization reference
+#: manual, Golden Cove / Raptor Cove cores (16 L1D fill buffers).
+FILL_BUFFERS = 16
+#: Cores per socket of the article's emulation server.  Source: Intel ARK, Xeon Gold 6554S (36 cores).
+HOST_CORES = 36
+#: fp32 flops per cycle per core: 2 AVX-512 FMA ports x 16 lanes x 2.  Source: Intel
+#: optimization reference manual (Golden Cove server cores).
+FLOPS_PER_CYCLE = 64.0
+#: All-core AVX-512 clock, GHz.  Assumption: ~2.0 GHz (4416+ base 2.0 GHz, 6554S base 2.2 GHz;
+#: the AVX-512 licence runs lower).
+AVX512_GHZ = 2.0
+#: Embedding shape of the companion paper's corpus: BERT-base 768-d, 16-bit (ASPLOS §3; its
+#: simulator artifact runs d = 768 with 32,552,084 vectors for 50 GB).
+FIT_DIM = 768
+FIT_ELEM_B = 2
+#: FAISS IndexHNSWFlat stores float32 vectors.
+FIT_HNSW_ELEM_B = 4
+
+
+def _asplos() -> dict[str, float]:
+    return {r["quantity"]: float(r["value"]) for r in read_csv("asplos.csv")}
+
+
+ASPLOS = _asplos()
+
+
+def _flops(corpus_gb, dim, elem_b, batch) -> np.ndarray:
+    vectors = np.asarray(corpus_gb, dtype=np.float64) * GB / (np.asarray(dim) * np.asarray(elem_b))
+    return 2.0 * vectors * dim * batch
+
+
+def _fit_cpu_enns() -> tuple[float, float]:
+    """(scan fraction, fp32 fraction) that reproduce the ASPLOS CPU/IKS ratios at 512 GB."""
+    corpus = 512.0
+    t_iks_s = ASPLOS["iks_512gb_ms"] / MS_PER_S
+    t_b1 = ASPLOS["cpu_enns_x_b1"] * t_iks_s  # memory-bound: one pass, trivial flops
+    t_b16 = ASPLOS["cpu_enns_x_b16"] * t_iks_s  # compute-bound: same pass, 16x the flops
+    scan = corpus / (t_b1 * HOST_STREAM_GBPS)
+    peak = ASPLOS["asplos_host_cores"] * FLOPS_PER_CYCLE * AVX512_GHZ * HZ_PER_GHZ
+    gemm = float(_flops(corpus, FIT_DIM, FIT_ELEM_B, 16.0)) / (t_b16 * peak)
+    return scan, gemm
+
+
+#: Fraction of the socket's sustainable bandwidth FAISS's flat scan reaches.  Fitted: ASPLOS
+#: batch-1 CPU ENNS = 13.4 x 470.6 ms at 512 GB (asplos.csv); ~0.34 (FAISS stores fp32, so
+#: twice the bytes may be what the socket actually moves).
+#: Fraction of the cores' AVX-512 fp32 rate FAISS's blocked inner products reach.  Fitted:
+#: ASPLOS batch-16 CPU ENNS = 27.9 x 470.6 ms at 512 GB on 16 cores; ~0.30.
+SCAN_EFF, GEMM_EFF = _fit_cpu_enns()
+
+
+def cpu_enns_s(corpus_gb, dim, elem_b, batch, threads=HOST_CORES) -> np.ndarray:
+    """One batch of flat inner-product search over the whole corpus on one socket (s)."""
+    memory_s = corpus_gb * GB / (HOST_STREAM_GBPS * SCAN_EFF * GB)
+    compute_s = _flops(corpus_gb, dim, elem_b, batch) / (
+        np.asarray(threads, dtype=np.float64) * FLOPS_PER_CYCLE * AVX512_GHZ * HZ_PER_GHZ * GEMM_EFF)
+    return np.maximum(memory_s, compute_s)
+
+
+def hnsw_walk_s(ef_search, m, dim, elem_b) -> np.ndarray:
+    """Latency-bound estimate of one HNSW query on one core (s): ``efSearch`` expansions x
+    (neighbour-list miss + M distance evaluations)."""
+    vec_b = np.asarray(dim, dtype=np.float64) * elem_b
+    core_bw_b_per_ns = FILL_BUFFERS * CACHELINE_B / HOST_MISS_NS
+    dot_ns = 2.0 * np.asarray(dim, dtype=np.float64) / (FLOPS_PER_CYCLE * AVX512_GHZ)
+    distance_ns = HOST_MISS_NS + np.maximum(vec_b - CACHELINE_B, 0.0) / core_bw_b_per_ns + dot_ns
+    expansion_ns = HOST_MISS_NS + m * distance_ns
+    return np.asarray(ef_search, dtype=np.float64) * expansion_ns / NS_PER_S
+
+
+def hnsw_slowdown(fit_ef) -> np.ndarray:
+    """FAISS HNSW time over the latency-bound walk, fitted to ASPLOS's ANNS-2 being 2.5x
+    faster than CPU ENNS (50 GB, batch 16, one query per thread on the 16-core host), for
+    ANNS-2 run at efSearch ``fit_ef``."""
+    c, b = ASPLOS["hnsw_fit_corpus_gb"], ASPLOS["hnsw_fit_batch"]
+    enns_s = cpu_enns_s(c, FIT_DIM, FIT_ELEM_B, b, ASPLOS["asplos_host_cores"])
+    hnsw_s = enns_s / ASPLOS["hnsw_x_over_cpu_enns"]  # one wave: 16 queries on 16 cores
+    return hnsw_s / hnsw_walk_s(fit_ef, ASPLOS["hnsw_fit_m"], FIT_DIM, FIT_HNSW_ELEM_B)
+
+
+def cpu_hnsw_s(batch, ef_search, m, dim, elem_b, threads, fit_ef=ASPLOS["hnsw_fit_ef_text"]) -> np.ndarray:
+    """One batch of HNSW queries, ``threads`` queries at a time (s)."""
+    waves = np.ceil(np.asarray(batch, dtype=np.float64) / np.maximum(threads, 1.0))
+    return waves * hnsw_walk_s(ef_search, m, dim, elem_b) * hnsw_slowdown(fit_ef)

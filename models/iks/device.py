@@ -1,0 +1,117 @@
+"""IKS hardware: LPDDR packages behind near-memory accelerators (digest §1, §3).
+
+One IKS = 8 LPDDR5X packages x 8 channels, each package driven by its own NMA chip; a
+channel is x16 at 8533 MT/s (17 GB/s) and holds 8 GB.  Channel bandwidth, sustainable
+stream / random bandwidth and loaded latency come from the dram block with its JEDEC
+timing set, re-shaped to the x16 channel (a 64 B access is a BL32 burst of 16 data
+clocks instead of the x32 channel's BL16 of 8).
+
+Everything here is computed once at import and looked up per design point.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dse.units import GB
+from models.blocks import dram
+
+# ----------------------------------------------------------------------------- organisation
+#: Packages (= NMAs) per IKS.  Digest §3 n_lpddr5x_packages / n_nma (~L2952).
+PACKAGES = 8
+#: Channels per package.  Digest §3 channels_per_pkg (~L2991).
+CHANNELS_PER_PACKAGE = 8
+#: Channels per IKS (8 x 8 = 64).  Digest §3 total_channels (~L2991).
+CHANNELS = PACKAGES * CHANNELS_PER_PACKAGE
+#: Capacity of one channel, GB.  Digest §3 channel_capacity (~L3103): 8 GB.
+CHANNEL_CAPACITY_GB = 8.0
+#: Capacity of one IKS, GB (64 x 8 = 512).  Digest §3 iks_capacity (~L2952).
+DEVICE_CAPACITY_GB = CHANNELS * CHANNEL_CAPACITY_GB
+#: Emulated uplink between one NMA and the CPU, GB/s; 8 NMAs x 8 = the x16 Gen5 link's
+#: 64 GB/s.  Digest §3 nma_cpu_uplink (~L3126) and check d_uplink_sum.
+NMA_UPLINK_GBPS = 8.0
+
+#: Hz per GHz (clock conversions).
+HZ_PER_GHZ = 1e9
+
+# ----------------------------------------------------------------------------- NMA
+#: Processing engines per NMA.  Digest §3 pe_per_nma (~L2995).
+PE_PER_NMA = 64
+#: Embedding vectors one PE scores per D cycles (column-major layout).  Digest §3
+#: vectors_per_pe_group (~L2995-L2997).
+VECTORS_PER_GROUP = 68
+#: Queries served by one pass over the corpus: one query per PE, vectors broadcast to all
+#: PEs (digest §7 ambiguity 3, default B_max = 64).
+QUERIES_PER_PASS = PE_PER_NMA
+
+# ----------------------------------------------------------------------------- memory technology
+#: LPDDR generations a package may use (the dram block's timing sets).
+TECHS = ("lpddr5x_8533", "lpddr5_6400")
+TECH_STANDARD = {"lpddr5x_8533": "LPDDR5X-8533", "lpddr5_6400": "LPDDR5-6400"}
+#: Data clocks per 64 B access on a x16 channel: BL32 (JESD209-5: x16 LPDDR5/5X channels
+#: move 32 B per BL16, 64 B per BL32).
+X16_BURST_CYC = 16.0
+#: Read fraction of the CPU co-tenant's traffic.  Assumption: a GET-heavy key-value mix
+#: (Facebook ETC: ~30 GETs per SET, Atikoglu et al., SIGMETRICS'12).
+TENANT_READ_FRAC = 0.97
+#: Utilization grid on which the co-tenant's loaded latency is tabulated.
+_UTIL_GRID = np.linspace(0.0, 0.995, 400)
+
+
+def channel_timing(tech: str) -> dram.DramTiming:
+    """The dram block's timing set of ``tech`` shaped to one x16 IKS channel."""
+    return dram.timing(TECH_STANDARD[tech], burst_cyc=X16_BURST_CYC)
+
+
+def _tech_row(tech: str) -> dict[str, object]:
+    t = channel_timing(tech)
+    rand_sat = float(dram.saturation_bw_gbps(t, "random", TENANT_READ_FRAC))
+    lat = dram.loaded_latency_ns(t, _UTIL_GRID * rand_sat, "random", TENANT_READ_FRAC)
+    return {
+        "peak_gbps": dram.peak_bw_gbps(t),
+        "stream_sat_gbps": float(dram.saturation_bw_gbps(t, "stream", 1.0)),
+        "random_sat_gbps": rand_sat,
+        "random_idle_ns": float(dram.idle_latency_ns(t, "random")),
+        "random_latency_ns": np.asarray(lat, dtype=np.float64),
+        # FR-FCFS serves the row hits of a streaming neighbour first: a row miss waits on
+        # average for half an open row of stream bursts
+        "row_drain_ns": 0.5 * t.lines_per_row * X16_BURST_CYC * t.tck_ns,
+    }
+
+
+TECH_TABLE = {k: _tech_row(k) for k in TECHS}
+#: Per-tech scalars as arrays indexed by the tech code (vectorized lookups).
+PEAK_GBPS = np.array([TECH_TABLE[k]["peak_gbps"] for k in TECHS])
+STREAM_SAT_GBPS = np.array([TECH_TABLE[k]["stream_sat_gbps"] for k in TECHS])
+RANDOM_SAT_GBPS = np.array([TECH_TABLE[k]["random_sat_gbps"] for k in TECHS])
+ROW_DRAIN_NS = np.array([TECH_TABLE[k]["row_drain_ns"] for k in TECHS])
+
+
+#: The tabulated latencies of every tech, one row per tech code.
+_LAT_TABLE = np.stack([TECH_TABLE[k]["random_latency_ns"] for k in TECHS])
+_GRID_STEP = _UTIL_GRID[1] - _UTIL_GRID[0]
+
+
+def tenant_access_ns(tech_code, util) -> np.ndarray:
+    """Mean loaded latency (ns) of the co-tenant's random 64 B accesses on a channel at
+    ``util`` of its random-traffic saturation bandwidth (dram block, tabulated on a uniform
+    grid and interpolated linearly); inf at ``util >= 1``."""
+    u = np.asarray(util, dtype=np.float64)
+    x = np.clip(u, 0.0, _UTIL_GRID[-1]) / _GRID_STEP
+    lo = np.minimum(x.astype(np.int64), len(_UTIL_GRID) - 2)
+    w = x - lo
+    flat = _LAT_TABLE.reshape(-1)
+    base = np.asarray(tech_code) * len(_UTIL_GRID) + lo
+    lat = flat[base] * (1.0 - w) + flat[base + 1] * w
+    return np.where(u >= 1.0, np.inf, lat)
+
+
+def internal_bw_gbps(tech_code) -> np.ndarray:
+    """Peak internal bandwidth of one IKS: 64 channels x channel peak (8 x 136 GB/s for
+    LPDDR5X, digest §2 mechanism 1)."""
+    return CHANNELS * PEAK_GBPS[np.asarray(tech_code)]
+
+
+def corpus_vectors(corpus_gb, dim, elem_b) -> np.ndarray:
+    """Embedding vectors in a corpus of ``corpus_gb`` GB of ``dim``-element vectors."""
+    return np.asarray(corpus_gb, dtype=np.float64) * GB / (np.asarray(dim) * np.asarray(elem_b))

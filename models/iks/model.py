@@ -1,0 +1,264 @@
+"""iks: IKS, a compute-enabled CXL memory expander for RAG retrieval (Quinn, Patel,
+Alian, IEEE Micro 2025; digest shared/research/iks.md).
+
+The request path of one retrieval batch, top-down:
+
+1. The corpus (``corpus_gb``, ``embed_dim``-element vectors of ``elem_b`` bytes) is
+   sharded over ``n_devices`` IKS; on each, page colouring puts it on ``enns_channels`` of
+   the 64 LPDDR channels (8 packages x 8 channels, device.py, dram block).
+2. The CPU offloads the batch's query vectors through one of three interfaces
+   (ring buffer, CXL.mem, CXL.cache; offload.py, link block).
+3. Each NMA streams its package's vectors once per 64 queries and scores them on its
+   64 PEs; a pass is bounded by memory (channels x peak x eta) or compute (68 vectors per
+   PE per D cycles), top-K insertion hidden under the MACs (enns.py).
+4. The CPU merges the partial top-K lists (enns.py).
+5. Multitenancy: a CPU tenant (Memcached) in IKS memory either owns the other channels
+   (spatial) or shares all of them (temporal), which costs ENNS a share of channel time
+   and the tenant queueing behind the stream (tenancy.py, dram block).
+6. Baselines: the same batch by FAISS flat search or HNSW on the host CPU (baselines.py).
+7. RAG: query embedding + retrieval + generation with FiD-T5 / Llama-3-8B / -70B on
+   H100s (rag.py, LLM block); throughput, TTFT, cost per query and power (costs.py,
+   cost and energy blocks).
+
+Variants: ``retriever`` in {iks, cpu_enns, cpu_hnsw}.  Fitted constants: eta
+(calibration.py, fitted to Table 1's solo search time) and the CPU baselines' three
+efficiencies (baselines.py, fitted to the companion ASPLOS'25 paper's CPU measurements).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dse.model import Batch, Metric, Model, Param
+from dse.units import KB, MS_PER_S, NS_PER_S, S_PER_HOUR, US_PER_S
+from models.blocks import link
+from models.iks import baselines, calibration, costs, device, enns, offload, rag, tenancy
+
+RETRIEVERS = ("iks", "cpu_enns", "cpu_hnsw")
+LINK_GENS = {"pcie5": 5, "pcie6": 6}
+HOST_LINKS = ("cxl", "nma_uplinks")
+PIPELININGS = ("pipelined", "serial")
+#: Queries per million, for the cost per million queries.
+QUERIES_PER_MQUERY = 1e6
+
+#: CXL.mem bandwidth the CPU tenant's GET-heavy traffic can use, per (gen, lanes) of
+#: offload.combo (link block, default flit mode of the generation).
+TENANT_LINK_GBPS = np.array([float(link.cxl_mem_bw_gbps(g, w, None, device.TENANT_READ_FRAC))
+                             for g in offload.GENS for w in offload.LANES])
+
+# defaults of the Table 1 scenario (used for the eta fit as well)
+DEFAULT_DIM = 768
+DEFAULT_ELEM_B = 2
+DEFAULT_TOP_K = 32
+ETA_FIT = calibration.fit_eta(dim=DEFAULT_DIM, elem_b=DEFAULT_ELEM_B, top_k=DEFAULT_TOP_K,
+                              interface=offload.INTERFACES.index("cxl_cache"), gen=5, lanes=16)
+_ETA_SOURCE = (
+    "fitted to Table 1's solo ENNS time (313 ms, 256 GB, 64 channels; the spatial column's 612 ms "
+    f"alone would give {ETA_FIT['eta_per_row'][1]:.3f}); "
+    "digest §7 ambiguity 5 (emulation platform; dram-block LPDDR5X stream fraction "
+    f"{ETA_FIT['dram_stream_frac']:.3f})"
+)
+
+
+class Iks(Model):
+    name = "iks"
+    version = "1"
+    summary = "IKS near-memory ENNS in a CXL expander: search time, offload tax, multitenancy, RAG QPS/TTFT, cost, power"
+    source = "Quinn, Patel, Alian, 'Compute-Enabled CXL Memory Expansion for Efficient RAG', IEEE Micro 2025 (shared/research/iks.md)"
+    variant_param = "retriever"
+    params = (
+        # --- what runs the retrieval, and where
+        Param("retriever", "iks", "IKS vs the article's CPU baselines (ENNS and HNSW on FAISS, digest §1)",
+              choices=RETRIEVERS),
+        Param("corpus_gb", 256.0, "Table 1 ENNS corpus 256 GB (~L3146)", bounds=(1.0, 8192.0),
+              doc="vector corpus size over all IKS devices"),
+        Param("embed_dim", DEFAULT_DIM, "digest §7 ambiguity 1 default: D = 768 (DPR BERT-base)",
+              bounds=(32, 4096), integer=True),
+        Param("elem_b", DEFAULT_ELEM_B, "digest §7 ambiguity 1 default: fp16 (68 x 2 B = 136 B/cycle matches 136 GB/s)",
+              choices=(1, 2, 4)),
+        Param("batch", 16, "batch 16 in Table 1 (inferred), Fig. 7 and Fig. 8 (~L3156, L3159)", choices=rag.BATCHES),
+        Param("top_k", DEFAULT_TOP_K, "assumption: K = 32, the Recall@32 operating point of Fig. 3 (~L2967)",
+              choices=rag.TOP_KS, doc="neighbours returned per query = passages given to the generator"),
+        Param("n_devices", 1, "one IKS in Table 1; multi-IKS scale-out (digest §1)", bounds=(1, 16), integer=True),
+        # --- IKS hardware
+        Param("lpddr", "lpddr5x_8533", "IKS uses LPDDR5X packages (~L2952), 17 GB/s x16 channels (~L3103)",
+              choices=device.TECHS),
+        Param("enns_channels", 64, "Table 1 solo: all 64 channels to ENNS; spatial MT: half (~L3146)",
+              bounds=(1, 64), integer=True, doc="channels per IKS holding the ENNS corpus"),
+        Param("eta_frac", round(ETA_FIT["eta"], 4), _ETA_SOURCE, bounds=(0.05, 1.0),
+              doc="achieved fraction of peak channel bandwidth while streaming the corpus"),
+        Param("nma_clock_ghz", 1.0, "digest §7 ambiguity 2 default: 1 GHz", bounds=(0.2, 4.0)),
+        Param("topk_cycles_per_score", 1.0, "assumption: a pipelined insertion unit takes one score per cycle",
+              bounds=(0.25, 64.0), doc="top-K unit cycles per inserted score"),
+        # --- CPU-IKS interface and link
+        Param("interface", "cxl_cache", "IKS uses CXL.cache for its coherent registers and scratchpads (digest §1)",
+              choices=offload.INTERFACES),
+        Param("link_gen", "pcie5", "x16 PCIe Gen5 / CXL link (~L3094)", choices=tuple(LINK_GENS)),
+        Param("lanes", 16, "x16 PCIe Gen5 link (~L3094)", choices=offload.LANES),
+        Param("offload_ctx_kb", 0.0, "0: the batch's query vectors + a command line (Fig. 6 sweeps the context)",
+              bounds=(0.0, 4096.0), doc="offload context size; 0 = derived from the batch"),
+        # --- multitenancy
+        Param("tenancy", "solo", "Table 1 columns (solo, spatial MT) and Fig. 7 (temporal MT)", choices=tenancy.MODES),
+        Param("host_link", "cxl", "cxl: the modelled CXL.mem link; nma_uplinks: the emulation's 8 GB/s per NMA (~L3126)",
+              choices=HOST_LINKS, doc="what caps the CPU tenant's traffic to IKS memory"),
+        Param("tenant_bw_gbps", device.PACKAGES * device.NMA_UPLINK_GBPS,
+              "assumption: Memcached drives its memory traffic up to the emulation's uplink throttle, 8 NMAs x 8 GB/s (~L3126)",
+              bounds=(0.0, 512.0), doc="CPU tenant's memory traffic to IKS memory (capped by the host link)"),
+        Param("tenant_accesses", 32, "assumption: ~32 dependent DRAM misses in IKS memory per Memcached request (hash bucket, item, key, value lines)",
+              bounds=(1, 2000), integer=True),
+        Param("tenant_solo_p50_us", 111.0, "Table 1 Memcached P50, solo run (~L3151); anchor", bounds=(1.0, 100000.0)),
+        Param("tenant_solo_p99_us", 191.0, "Table 1 Memcached P99, solo run (~L3152); anchor", bounds=(1.0, 100000.0)),
+        Param("enns_offered_qps", 32.0, "Fig. 7 fixes ENNS at 32 QPS (~L3156)", bounds=(0.01, 100000.0),
+              doc="ENNS load offered next to the tenant (sets how often ENNS passes run)"),
+        # --- CPU baselines
+        Param("hnsw_ef", 4096, "Fig. 8 efSearch = 4096 (~L3159)", bounds=(16, 16384), integer=True),
+        Param("hnsw_m", 32, "HNSW M = 32 (~L3134)", bounds=(4, 128), integer=True),
+        Param("hnsw_elem_b", 4, "FAISS IndexHNSWFlat stores float32 vectors", choices=(1, 2, 4)),
+        Param("hnsw_docs_x", round(1.0 / 0.95, 4),
+              "1 / Recall@32 of the HNSW operating point (0.95, Fig. 3, ~L2967): passages HNSW sends per exact-search passage for the same relevant ones",
+              bounds=(1.0, 10.0), doc="passages the generator gets from HNSW per passage from exact search"),
+        Param("hnsw_fit_ef", int(baselines.ASPLOS["hnsw_fit_ef_text"]),
+              "efSearch of the companion paper's ANNS-2 (2.5x faster than CPU ENNS) that the HNSW time is fitted to: "
+              "10000 per ASPLOS'25 §3.2 (default: the section that states the 2.5x); 4096 if the article's Fig. 8 HNSW "
+              "is ANNS-2; 2048 per ASPLOS Fig. 11's caption (baselines.py)",
+              choices=tuple(int(baselines.ASPLOS[k]) for k in ("hnsw_fit_ef_text", "hnsw_fit_ef_micro", "hnsw_fit_ef_fig11")),
+              doc="which reading of the companion paper's contradictory efSearch values the HNSW cost is fitted to"),
+        Param("cpu_threads", baselines.HOST_CORES, "one thread per core of a 36-core Xeon Gold 6554S socket (Intel ARK), the article's emulation host",
+              bounds=(1, 256), integer=True),
+        # --- RAG pipeline
+        Param("pipeline", "fid_t5", "Fig. 8 pipelines: FiD-T5, Llama-3-8B, Llama-3-70B (~L2967)", choices=rag.PIPELINES),
+        Param("pipelining", "serial",
+              "companion paper ASPLOS'25 §6.2: a batch is retrieved, then generated, before the next batch starts "
+              "(settles digest §7 ambiguity 8, whose default was pipelined)",
+              choices=PIPELININGS),
+        # --- cost
+        Param("nma_usd", costs.NMA_USD, "assumption: NMA die priced like an enterprise SSD controller (cost block)",
+              bounds=(0.0, 5000.0)),
+        Param("years", 3.0, "assumption: 3-year server depreciation", bounds=(1.0, 10.0)),
+    )
+    metrics = (
+        Metric("search_ms", "min", "ENNS batch on IKS: engine + top-K merge + offload tax"),
+        Metric("enns_qps", "max", "IKS ENNS queries per second (batch / search time)"),
+        Metric("memory_ms", None, "memory-bound time of one batch's passes"),
+        Metric("compute_ms", None, "compute-bound time of one batch's passes (incl. exposed top-K insertion)"),
+        Metric("enns_overhead_pct", "min", "search time over the same point run solo, minus 1"),
+        Metric("offload_us", "min", "offload tax of the interface"),
+        Metric("context_kb", None, "context moved per offload (query vectors + command, or offload_ctx_kb)"),
+        Metric("int_bw_gbps", "max", "peak internal bandwidth of one IKS"),
+        Metric("ext_bw_gbps", None, "raw host link bandwidth per direction"),
+        Metric("int_ext_bw_x", "max", "internal over external bandwidth"),
+        Metric("tenant_p50_us", "min", "CPU tenant median latency"),
+        Metric("tenant_p99_us", "min", "CPU tenant P99 latency"),
+        Metric("tenant_rps_x", "max", "CPU tenant throughput relative to its solo run"),
+        Metric("tenant_util_frac", None, "CPU tenant's utilization of its channels"),
+        Metric("retrieval_ms", "min", "query embedding + retrieval of one batch with the chosen retriever"),
+        Metric("gen_ms", "min", "generation of one batch: TTFT + decode (LLM block)"),
+        Metric("ttft_ms", "min", "time to first token: embedding + retrieval + prefill"),
+        Metric("rag_qps", "max", "end-to-end RAG queries per second"),
+        Metric("retrieval_share_frac", "min", "retrieval share of the per-batch pipeline time"),
+        Metric("free_capacity_gb", "max", "IKS capacity left as ordinary CXL memory (0 stranded)"),
+        Metric("device_usd", "min", "bill of materials of one IKS"),
+        Metric("power_w", "min", "GPUs + host socket + IKS devices at the operating point"),
+        Metric("cost_per_mquery_usd", "min", "rented GPUs + amortized IKS per million RAG queries"),
+    )
+
+    def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
+        tech = p.pick("lpddr", {k: i for i, k in enumerate(device.TECHS)})
+        mode = p.pick("tenancy", {k: i for i, k in enumerate(tenancy.MODES)})
+        iface = p.pick("interface", {k: i for i, k in enumerate(offload.INTERFACES)})
+        gen = p.pick("link_gen", LINK_GENS)
+        peak = device.PEAK_GBPS[tech]
+        rsat = device.RANDOM_SAT_GBPS[tech]
+
+        # 1. corpus placement: even shards, each on the ENNS channels of its IKS
+        shard_gb = p.corpus_gb / p.n_devices
+        fits = shard_gb <= p.enns_channels * device.CHANNEL_CAPACITY_GB
+        tenant_has_channels = (mode != 1) | (p.enns_channels < device.CHANNELS)
+
+        # 5a. (needed by the passes below) the CPU tenant's traffic, capped by the host path
+        link_cap = TENANT_LINK_GBPS[offload.combo(gen, p.lanes)]
+        host_cap = np.where(p.is_("host_link", "nma_uplinks"), device.PACKAGES * device.NMA_UPLINK_GBPS, link_cap)
+        tenant_bw = np.minimum(p.tenant_bw_gbps, host_cap)
+        share = tenancy.cotenant_share(mode, tenant_bw, rsat)
+
+        # 2. offload tax (link block)
+        nmas = enns.active_nmas(p.enns_channels)
+        ctx_b = np.where(p.offload_ctx_kb > 0, p.offload_ctx_kb * KB, offload.context_b(p.batch, p.embed_dim, p.elem_b))
+        res_b = offload.result_b(p.batch, p.top_k, nmas)
+        tax_s = offload.tax_ns(iface, ctx_b, res_b, gen, p.lanes) / NS_PER_S
+
+        # 3-4. ENNS passes and merge, in this tenancy and solo
+        s = enns.search_s(shard_gb, p.embed_dim, p.elem_b, p.batch, p.top_k, p.enns_channels, peak, p.eta_frac,
+                          share, p.nma_clock_ghz, p.topk_cycles_per_score, p.n_devices)
+        search_s = s["engine_s"] + s["merge_s"] + tax_s
+        solo_engine_s = np.maximum(s["memory_s"] * (1.0 - share), s["compute_s"])
+        solo_s = solo_engine_s + s["merge_s"] + tax_s
+
+        # 5b. the CPU tenant's latency
+        duty = np.minimum(1.0, p.enns_offered_qps / p.batch * search_s)
+        ten = tenancy.tenant_latency(mode, tech, p.enns_channels, tenant_bw, rsat, device.ROW_DRAIN_NS[tech],
+                                     p.tenant_accesses, p.tenant_solo_p50_us, p.tenant_solo_p99_us, duty)
+        tenant_ok = tenant_has_channels & (ten["util_frac"] < 1.0)
+
+        # 6. CPU baselines
+        cpu_enns_s = baselines.cpu_enns_s(p.corpus_gb, p.embed_dim, p.elem_b, p.batch, p.cpu_threads)
+        hnsw_s = baselines.cpu_hnsw_s(p.batch, p.hnsw_ef, p.hnsw_m, p.embed_dim, p.hnsw_elem_b, p.cpu_threads,
+                                      p.hnsw_fit_ef)
+        retriever = p.pick("retriever", {k: i for i, k in enumerate(RETRIEVERS)})
+        search_any_s = np.where(retriever == 0, search_s, np.where(retriever == 1, cpu_enns_s, hnsw_s))
+
+        # 7. RAG pipeline (LLM block tables)
+        pipe = p.pick("pipeline", {k: i for i, k in enumerate(rag.PIPELINES)})
+        k_docs = np.where(retriever == 2, p.top_k * p.hnsw_docs_x, p.top_k)
+        g = rag.lookup(pipe, p.batch, k_docs)
+        retrieval_s = g["embed_s"] + search_any_s
+        gen_s = g["gen_s"]
+        serial = p.is_("pipelining", "serial")
+        stage_s = np.where(serial, retrieval_s + gen_s, np.maximum(retrieval_s, gen_s))
+        rag_qps = p.batch / stage_s
+        batches_per_s = rag_qps / p.batch
+
+        # cost and power
+        is_iks = retriever == 0
+        n_iks = np.where(is_iks, p.n_devices, 0.0)
+        passes = np.ceil(p.batch / device.QUERIES_PER_PASS)
+        stream_gbps = batches_per_s * passes * shard_gb
+        iks_duty = np.minimum(1.0, batches_per_s * s["engine_s"])
+        dev_w = costs.device_power_w(stream_gbps, iks_duty)
+        dev_usd = costs.device_capex_usd(p.nma_usd)
+        gpus = rag.gpus(pipe)
+        per_hour = costs.hourly_usd(gpus, n_iks, dev_usd, dev_w, p.years)
+        gen_duty = np.minimum(1.0, batches_per_s * gen_s)
+        cpu_duty = np.where(is_iks, 0.0, np.minimum(1.0, batches_per_s * search_any_s))
+        power_w = (gpus * (costs.GPU_IDLE_W + (costs.GPU_BUSY_W - costs.GPU_IDLE_W) * gen_duty)
+                   + costs.CPU_IDLE_W + (costs.CPU_BUSY_W - costs.CPU_IDLE_W) * cpu_duty + n_iks * dev_w)
+
+        int_bw = device.CHANNELS * peak
+        ext_bw = offload.RAW_GBPS[offload.combo(gen, p.lanes)]
+        ok = np.where(fits & tenant_ok, 1.0, np.nan)
+        iks_ok = np.where(is_iks, ok, 1.0)
+        return {
+            "search_ms": search_s * MS_PER_S * ok,
+            "enns_qps": p.batch / search_s * ok,
+            "memory_ms": s["memory_s"] * MS_PER_S * ok,
+            "compute_ms": s["compute_s"] * MS_PER_S * ok,
+            "enns_overhead_pct": (search_s / solo_s - 1.0) * 100.0 * ok,
+            "offload_us": tax_s * US_PER_S,
+            "context_kb": ctx_b / KB,
+            "int_bw_gbps": int_bw,
+            "ext_bw_gbps": ext_bw,
+            "int_ext_bw_x": int_bw / ext_bw,
+            "tenant_p50_us": ten["p50_us"] * ok,
+            "tenant_p99_us": ten["p99_us"] * ok,
+            "tenant_rps_x": ten["rps_x"] * ok,
+            "tenant_util_frac": ten["util_frac"] * ok,
+            "retrieval_ms": retrieval_s * MS_PER_S * iks_ok,
+            "gen_ms": gen_s * MS_PER_S,
+            "ttft_ms": (retrieval_s + g["ttft_s"]) * MS_PER_S * iks_ok,
+            "rag_qps": rag_qps * iks_ok,
+            "retrieval_share_frac": retrieval_s / (retrieval_s + gen_s) * iks_ok,
+            "free_capacity_gb": (p.n_devices * device.DEVICE_CAPACITY_GB - p.corpus_gb) * ok,
+            "device_usd": dev_usd,
+            "power_w": power_w * iks_ok,
+            "cost_per_mquery_usd": per_hour / (rag_qps * S_PER_HOUR) * QUERIES_PER_MQUERY * iks_ok,
+        }

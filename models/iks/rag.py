@@ -1,0 +1,108 @@
+"""RAG pipelines: query embedding -> retrieval -> K passages -> generator (digest §2
+mechanism 8, §5, Fig. 8).
+
+Generation goes through the LLM block (``models.blocks.llm.inference``) on the H100
+system shipped with the Calculon reference runs: FiD-T5 encodes each of the K passages
+(with the question) as its own chunk and decodes the answer; Llama-3 prefills one prompt
+of K passages plus the question and decodes.  The pipeline's token counts and GPUs are in
+``pipelines.csv``.  Batch and K take values from small grids, so the LLM block runs once
+per pipeline on the whole grid (lazily, then cached) and design points look their times up.
+
+Per batch: ``retrieval = embed + search (+ offload)``, ``generation = TTFT + decode``;
+TTFT of the batch's requests is ``embed + retrieval + prefill``.  Throughput: pipelined
+stages (digest §7 ambiguity 8 default) give ``batch / max(retrieval, generation)``, a
+serial pipeline ``batch / (retrieval + generation)``.
+"""
+
+from __future__ import annotations
+
+import csv
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+PIPELINES = ("fid_t5", "llama3_8b", "llama3_70b")
+#: Batch sizes and passage counts K the pipeline tables cover (parameter choices).
+BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+TOP_KS = (1, 2, 4, 8, 16, 32, 64, 100)
+#: Query encoder: a DPR BERT-base question encoder, 110 M parameters (Karpukhin et al.,
+#: EMNLP 2020; Devlin et al., NAACL 2019), run on the pipeline's first GPU.
+QUERY_ENCODER_PARAMS = 110e6
+#: The Calculon H100 system file (NVLink-8 node) shipped with the reference runs.
+H100_SYSTEM = "h100_80g_nvl8.json"
+
+
+def read_csv(name: str) -> list[dict[str, str]]:
+    """Rows of a package CSV, skipping '#' comment lines."""
+    with open(HERE / name, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(line for line in fh if not line.startswith("#")))
+
+
+@cache
+def pipeline_rows() -> dict[str, dict[str, str]]:
+    rows = {r["pipeline"]: r for r in read_csv("pipelines.csv")}
+    missing = [p for p in PIPELINES if p not in rows]
+    if missing:
+        raise RuntimeError(f"pipelines.csv lacks {missing}")
+    return rows
+
+
+@cache
+def _system():
+    from models.blocks.llm import System
+    from models.blocks.llm.reference import SHIPPED
+
+    return System.from_calculon(SHIPPED / "inputs" / "systems" / H100_SYSTEM)
+
+
+@cache
+def generation_table() -> dict[str, np.ndarray]:
+    """Per (pipeline, batch, K): ``embed_s``, ``ttft_s`` (prefill) and ``gen_s`` (TTFT +
+    decode of the batch); NaN where the LLM block finds the point infeasible."""
+    from models.blocks.llm import get_model, inference
+
+    system = _system()
+    mat, _ = system.engines("float16")
+    b, k = (g.ravel().astype(np.float64) for g in np.meshgrid(BATCHES, TOP_KS, indexing="ij"))
+    shape = (len(PIPELINES), len(BATCHES), len(TOP_KS))
+    out = {n: np.empty(shape) for n in ("embed_s", "ttft_s", "gen_s")}
+    for i, name in enumerate(PIPELINES):
+        row = pipeline_rows()[name]
+        model = get_model(row["llm"])
+        passage, question, gen = (float(row[c]) for c in ("passage_tokens", "question_tokens", "gen_tokens"))
+        tp = int(row["tp"])
+        if model.encoder_layers:  # FiD: one encoder chunk per passage (the question rides along)
+            r = inference(model, system, batch=b, prompt=k * passage, gen=gen, tp=tp, encoder_chunks=k,
+                          raise_infeasible=False)
+        else:
+            r = inference(model, system, batch=b, prompt=k * passage + question, gen=gen, tp=tp,
+                          raise_infeasible=False)
+        ok = r["feasible"]
+        out["ttft_s"][i] = np.where(ok, r["ttft_s"], np.nan).reshape(shape[1:])
+        out["gen_s"][i] = np.where(ok, r["ttft_s"] + r["decode_s"], np.nan).reshape(shape[1:])
+        out["embed_s"][i] = np.asarray(mat.time(2.0 * QUERY_ENCODER_PARAMS * b * question)).reshape(shape[1:])
+    return out
+
+
+def lookup(pipeline_code, batch, top_k) -> dict[str, np.ndarray]:
+    """Generation times of design points.  ``batch`` must be a grid value; ``top_k`` may lie
+    between grid values (linear interpolation in K, NaN outside 1..100)."""
+    tab = generation_table()
+    bi = np.searchsorted(np.asarray(BATCHES, dtype=np.float64), batch)
+    ks = np.asarray(TOP_KS, dtype=np.float64)
+    k = np.asarray(top_k, dtype=np.float64)
+    inside = (k >= ks[0]) & (k <= ks[-1])
+    kc = np.clip(k, ks[0], ks[-1])
+    hi = np.clip(np.searchsorted(ks, kc, side="left"), 1, len(ks) - 1)
+    lo = hi - 1
+    w = (kc - ks[lo]) / (ks[hi] - ks[lo])
+    pi = np.asarray(pipeline_code)
+    nan = np.where(inside, 1.0, np.nan)
+    return {name: ((1.0 - w) * v[pi, bi, lo] + w * v[pi, bi, hi]) * nan for name, v in tab.items()}
+
+
+def gpus(pipeline_code) -> np.ndarray:
+    lut = np.array([float(pipeline_rows()[p]["gpus"]) for p in PIPELINES])
+    return lut[np.asarray(pipeline_code)]

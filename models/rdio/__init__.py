@@ -1,0 +1,1 @@
+"""rdio: RdIO / MinRdIO, an NVMe-oF object store with decoupled metadata and data paths (IEEE Micro 2025)."""

@@ -1,0 +1,131 @@
+"""dockerssd-isp: claims, the fit of its four unit costs, and the mechanism's invariants."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dse import registry
+from dse.claims import evaluate_claims
+from dse.errors import DseError
+from models.dockerssd.isp import DESIGNS, WORKLOADS
+
+CLAIMS = registry.model_dir("dockerssd-isp") / "claims.yaml"
+PARTS = ("network_s", "kernel_ctx_s", "lba_set_s", "storage_s", "system_s", "compute_s")
+
+
+@pytest.fixture(scope="module")
+def model():
+    return registry.get("dockerssd-isp")
+
+
+@pytest.fixture(scope="module")
+def results():
+    return {r.id: r for r in evaluate_claims(CLAIMS) if r.model == "dockerssd-isp"}
+
+
+def run(model, design, **kw):
+    return model.run({"design": design, "workload": list(WORKLOADS), **kw})
+
+
+def test_headline_claims_within_tolerance(results):
+    head = [r for r in results.values() if r.headline and r.id != "intro-vs-host"]
+    assert {r.id for r in head} == {"dvirtfw-vs-pisp", "dvirtfw-vs-dnaive", "dvirtfw-vs-dfullos"}
+    for r in head:
+        assert r.passed, (r.id, r.value, r.expected)
+
+
+def test_intro_host_speedup_is_the_known_shortfall(results):
+    # documented in the claim note: the model puts D-VirtFW about level with the host on average
+    r = results["intro-vs-host"]
+    assert 0.95 <= r.value <= 1.15
+    assert not r.passed
+
+
+def test_predicted_secondary_claims(results):
+    for cid in ("mot-storage-share", "mot-communicate", "pisp-vs-host-overall", "abs-io-2x", "intro-vs-isp"):
+        assert results[cid].passed, (cid, results[cid].value)
+
+
+def test_fit_reproduces_the_shipped_unit_costs(model):
+    from models.dockerssd.fit import fit_isp
+
+    fitted = fit_isp()
+    for k, v in fitted.items():
+        assert model.param_map()[k].default == pytest.approx(v, rel=0.005), k
+
+
+def test_six_terms_add_up(model):
+    for d in DESIGNS:
+        r = run(model, d)
+        np.testing.assert_allclose(sum(r[k] for k in PARTS), r["latency_s"], rtol=1e-12)
+        assert np.all(np.concatenate([r[k] for k in PARTS]) >= 0)
+
+
+def test_only_pisp_pays_kernel_ctx_and_lba_set(model):
+    for d in DESIGNS:
+        r = run(model, d)
+        paid = d in ("pisp_r", "pisp_v")
+        assert np.all((r["kernel_ctx_s"] > 0) == paid)
+        assert np.all((r["lba_set_s"] > 0) == paid)
+
+
+def test_design_ordering_follows_the_mechanism(model):
+    t = {d: run(model, d)["latency_s"] for d in DESIGNS}
+    # D-FullOS = D-VirtFW + Linux on the device; D-Naive = D-FullOS + the inter-complex copy;
+    # P.ISP-R = P.ISP-V + an RPC per remoted call
+    assert np.all(t["d_virtfw"] < t["d_fullos"])
+    assert np.all(t["d_fullos"] < t["d_naive"])
+    assert np.all(t["pisp_v"] <= t["pisp_r"])
+
+
+def test_host_time_is_the_listed_time_where_compute_is_positive(model):
+    from models.dockerssd.hardware import isp_workloads
+
+    r = run(model, "host")
+    listed = isp_workloads()["exec_s"]
+    above_floor = r["compute_s"] > 0.05 * listed * 1.0001
+    # nginx-filedown and vsftpd-fileup list less time than their own I/O and OS work take
+    # on the article's hardware: their compute sits at the floor and their host time exceeds the listing
+    at_floor = {w for w, a in zip(WORKLOADS, above_floor) if not a}
+    assert at_floor == {"nginx_filedown", "vsftpd_fileup"}
+    np.testing.assert_allclose(r["latency_s"][above_floor], listed[above_floor], rtol=1e-9)
+    assert np.all(r["latency_s"][~above_floor] > listed[~above_floor])
+
+
+@pytest.mark.parametrize("knob,lo,hi", [("flash_channel_gbps", 0.6, 2.4), ("flash_channels", 8, 24),
+                                        ("flash_chips_per_channel", 2, 8), ("dev_clock_ghz", 1.6, 3.0), ("dev_cores", 2, 12)])
+def test_more_device_resources_never_slower(model, knob, lo, hi):
+    for d in ("pisp_v", "d_naive", "d_fullos", "d_virtfw"):
+        slow = run(model, d, **{knob: lo})["latency_s"]
+        fast = run(model, d, **{knob: hi})["latency_s"]
+        assert np.all(fast <= slow * (1 + 1e-12)), (d, knob)
+
+
+def test_faster_host_link_helps_only_the_host(model):
+    h3 = run(model, "host", host_link="pcie3")["latency_s"]
+    h5 = run(model, "host", host_link="pcie5")["latency_s"]
+    assert np.all(h5 <= h3) and np.any(h5 < h3 * 0.99)
+    v3 = run(model, "d_virtfw", host_link="pcie3")["storage_s"]
+    v5 = run(model, "d_virtfw", host_link="pcie5")["storage_s"]
+    np.testing.assert_allclose(v3, v5)
+
+
+def test_bom_and_energy(model):
+    cheap = model.point(design="d_virtfw", dev_cores=2)["device_usd"]
+    rich = model.point(design="d_virtfw", dev_cores=12)["device_usd"]
+    host = model.point(design="host")["device_usd"]
+    assert cheap < rich < host
+    assert model.point(design="d_naive")["device_usd"] > model.point(design="d_fullos")["device_usd"]
+    e = run(model, "d_virtfw")["energy_vs_host_x"]
+    assert np.all(e < 1.0)  # a few-watt SSD against a host platform
+
+
+def test_isp_pool_must_exist(model):
+    assert np.isnan(model.point(design="d_virtfw", dev_dram_gb=0.5)["latency_s"])
+    assert np.isfinite(model.point(design="d_virtfw", dev_dram_gb=1.0)["latency_s"])
+
+
+def test_bad_workload_is_refused(model):
+    with pytest.raises(DseError, match="allowed"):
+        model.point(workload="nginx_web9")

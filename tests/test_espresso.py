@@ -1,0 +1,288 @@
+"""espresso: headline claims, the article's BOM arithmetic, mechanism invariants, the
+calibration and the lender-to-borrower LP."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dse import registry
+from dse.claims import evaluate_claims
+from dse.errors import DseError
+from models.espresso import calibrate, harvest
+from models.espresso import scenarios as sc
+
+CLAIMS = registry.model_dir("espresso") / "claims.yaml"
+#: Headline claims the model does not reach, each explained in its claims.yaml note.
+KNOWN_OFF = {
+    "real-oc-loss": "OC loses only where the DPU saturates; on the 7 light traces it matches Conv (10.8% vs 16.2%)",
+}
+
+
+@pytest.fixture(scope="module")
+def results():
+    return {r.id: r for r in evaluate_claims(CLAIMS)}
+
+
+@pytest.fixture(scope="module")
+def model():
+    return registry.get("espresso")
+
+
+def _headline_ids():
+    import yaml
+
+    doc = yaml.safe_load(CLAIMS.read_text())
+    return [c["id"] for c in doc["claims"] if c.get("headline", True)]
+
+
+@pytest.mark.parametrize(
+    "cid",
+    [pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=KNOWN_OFF[c])) if c in KNOWN_OFF else c for c in _headline_ids()],
+)
+def test_headline_claim_within_tolerance(results, cid):
+    r = results[cid]
+    assert r.passed, f"{cid}: model {r.value:.4g} vs paper {r.expected} ({r.error_pct:+.1f}%)"
+
+
+def test_every_issue_headline_is_flagged():
+    ids = set(_headline_ids())
+    for needed in ("bom-saving-2tb", "utilization-gain", "parity-microbench", "parity-real", "microbench-shrunk-loss",
+                   "microbench-oc-loss", "real-shrunk-loss", "real-oc-loss", "real-espresso-vs-shrunk",
+                   "real-espresso-vs-vh", "breakeven-cxl-premium"):
+        assert needed in ids
+
+
+def _ali0_breakeven_pct(**overrides):
+    """Break-even CXL premium on Ali-0 (2 TB) from the linear cost model."""
+    e0 = sc.run("espresso", sc.FIG13, cxl_premium_frac=0.0, **overrides)
+    e1 = sc.run("espresso", sc.FIG13, cxl_premium_frac=1.0, **overrides)
+    oc = sc.run("oc", sc.FIG13, **overrides)
+    return float((e0["iops"] / oc["iops"] * oc["bom_usd"] - e0["bom_usd"])[0] / (e1["bom_usd"] - e0["bom_usd"])[0] * 100)
+
+
+def test_breakeven_on_ali0_is_forced_by_the_fig13a_gap(results):
+    """With a linear cost model, a 19.7% IOPS/$ gap at a 10% premium on the same workload
+    means break-even where the premium has raised Espresso's $119.52 by 19.7%: $143.07 =
+    $85.20 + (1 + p) $31.20, p = 85.5% -- so Fig 13b's 40% cannot be on Ali-0 too."""
+    assert results["iops-per-usd-vs-oc"].value == pytest.approx(19.7, abs=0.05)
+    assert _ali0_breakeven_pct() == pytest.approx(85.5, abs=0.3)
+
+
+def test_fig13b_on_ali0_needs_another_oc_price():
+    """The other reading, kept as a parameter value: an OC controller price that puts the
+    Ali-0 break-even at 40% gives a gap of $128.88 / $119.52 - 1 = 7.8% at 10%."""
+    from models.espresso.data import FITTED_TOML
+    import tomllib
+
+    alt = tomllib.loads(FITTED_TOML.read_text())["oc_controller_usd_fig13b_ali0"]["value"]
+    assert 10.0 < alt < 20.0
+    assert _ali0_breakeven_pct(oc_controller_usd=alt) == pytest.approx(40.0, abs=0.05)
+    e = sc.run("espresso", sc.FIG13)["iops_per_usd"][0]
+    oc = sc.run("oc", sc.FIG13, oc_controller_usd=alt)["iops_per_usd"][0]
+    assert e / oc - 1 == pytest.approx(128.88 / 119.52 - 1, abs=5e-4)
+
+
+def test_firmware_split_is_simplessds():
+    """cmd_kcycles / slice_kcycles is the SimpleSSD 2.0 instruction ratio (4381 / 1485)."""
+    from models.espresso.data import fitted_value
+    from models.espresso.ssd import CMD_PER_SLICE_X
+
+    assert CMD_PER_SLICE_X == pytest.approx(4381 / 1485)
+    assert fitted_value("cmd_kcycles") == pytest.approx(CMD_PER_SLICE_X * fitted_value("slice_kcycles"), rel=1e-6)
+
+
+def test_bom_matches_the_articles_arithmetic(model):
+    # digest M6 worked table: 2 TiB Conv $147.60, Shrunk $116.40, Espresso $119.52; 4 TiB Conv $241.20
+    got = {d: model.point(design=d, capacity_tb=2.0)["bom_usd"] for d in ("conv", "shrunk", "vh", "espresso", "proch")}
+    assert got["conv"] == pytest.approx(147.60, abs=0.005)
+    assert got["shrunk"] == pytest.approx(116.40, abs=0.005)
+    assert got["vh"] == pytest.approx(116.40, abs=0.005)
+    assert got["espresso"] == pytest.approx(119.52, abs=0.005)
+    assert got["proch"] == pytest.approx(119.52, abs=0.005)
+    assert model.point(design="conv", capacity_tb=4.0)["bom_usd"] == pytest.approx(241.20, abs=0.005)
+    # premium 0..40%: $116.40, $119.52, $122.64, $125.76, $128.88
+    prem = model.run({"design": "espresso", "capacity_tb": 2.0, "cxl_premium_frac": [0.0, 0.1, 0.2, 0.3, 0.4]})["bom_usd"]
+    np.testing.assert_allclose(prem, [116.40, 119.52, 122.64, 125.76, 128.88], atol=0.005)
+
+
+def test_uniform_miss_ratios(model):
+    lat = dict(sc.LATENCY_4K)
+    assert model.point(design="oc", **lat)["miss_ratio_frac"] == pytest.approx(2.0 / 3.0)  # 16 GB / 48 TB
+    assert model.point(design="shrunk", **lat)["miss_ratio_frac"] == pytest.approx(0.5)
+    assert model.point(design="conv", **lat)["miss_ratio_frac"] == pytest.approx(0.0)
+    assert model.point(design="espresso", **lat)["miss_ratio_frac"] == pytest.approx(0.10)  # borrow down to 10%
+    assert model.point(design="shrunk", workload="micro", pattern="sequential", qd=1)["miss_ratio_frac"] == 0.0
+
+
+# ----------------------------------------------------------------------------- invariants
+def _all_points(n=400, seed=3):
+    from dse.bench import random_inputs
+
+    return random_inputs(registry.get("espresso"), n, seed=seed)
+
+
+@pytest.mark.parametrize("knob,delta", [("channels", 4), ("dies_per_channel", 4), ("cores_per_ssd", 1),
+                                        ("conv_cores_per_ssd", 1), ("channel_mts", 400.0), ("host_cores", 4)])
+def test_more_resources_never_slower(model, knob, delta):
+    cols = _all_points()
+    lo = {k: v.copy() for k, v in cols.items()}
+    hi_bound = model.param_map()[knob].bounds[1]
+    lo[knob] = np.minimum(lo[knob], hi_bound - delta)
+    lo["lenders"] = np.minimum(lo["lenders"], lo["jbof_ssds"] - 1)  # at least one borrower
+    hi = dict(lo, **{knob: lo[knob] + delta})
+    a = model.run(lo, checked=True)["saturation_gbps"]
+    b = model.run(hi, checked=True)["saturation_gbps"]
+    ok = np.isfinite(a) & np.isfinite(b)
+    assert ok.sum() > 300
+    # the flash block's channel-wait fixed point is not exactly monotone in dies (<3%)
+    slack = 0.03 if knob == "dies_per_channel" else 1e-9
+    assert np.all(b[ok] >= a[ok] * (1 - slack))
+
+
+def test_more_dram_never_raises_misses_or_qd1_latency(model):
+    lat = {**sc.LATENCY_4K, "dram_gb_per_tb": [0.1, 0.25, 0.5, 0.75, 1.0, 1.5]}
+    for d in ("shrunk", "proch", "espresso", "vh"):
+        out = model.run({"design": d, **lat})
+        assert np.all(np.diff(out["miss_ratio_frac"]) <= 1e-12)
+        assert np.all(np.diff(out["qd1_latency_us"]) <= 1e-9)
+
+
+def test_design_ordering_on_the_microbenchmarks(model):
+    t = {d: model.run({"design": d, **sc.MICROBENCH})["throughput_gbps"] for d in ("conv", "shrunk", "proch", "espresso", "vh", "vh_ideal")}
+    assert np.all(t["proch"] >= t["shrunk"] * (1 - 1e-9))
+    assert np.all(t["espresso"] >= t["proch"] * (1 - 1e-9))
+    assert np.all(t["vh_ideal"] >= t["vh"] * (1 - 1e-9))
+    assert np.all(t["shrunk"] <= t["conv"] * (1 + 1e-9))
+    # half the compute costs Shrunk throughput on every large read (processor-bound)
+    reads = np.asarray(sc.MICROBENCH["read_frac"]) == 1.0
+    assert np.all(t["shrunk"][reads] < 0.8 * t["conv"][reads])
+
+
+def test_more_lenders_help_until_the_data_end_binds(model):
+    out = model.run({"design": "espresso", "workload": "ali0", "cores_per_ssd": 2.0, "lenders": np.arange(0.0, 12.0)})
+    g = out["throughput_gbps"]
+    assert np.all(np.diff(g) >= -1e-3 * g[1:])  # more lenders: only the redirect latency costs
+    assert g[8] > 1.3 * g[0]  # harvesting pays off
+    assert g[11] == pytest.approx(g[8], rel=0.01)  # 1:11 no better than 1:2 (L298)
+
+
+def test_busy_lenders_lend_less(model):
+    u = np.asarray([0.0, 0.2, 0.4, 0.6, 0.74, 0.8])
+    out = model.run({"design": "espresso", **sc.UTIL_256K, "lender_util_frac": u})
+    g = out["throughput_gbps"]
+    assert np.all(np.diff(g) <= 1e-9 * g[:-1])
+    shrunk = model.point(design="shrunk", **sc.UTIL_256K)["throughput_gbps"]
+    assert g[-1] == pytest.approx(shrunk)  # above the 75% watermark a lender lends nothing
+
+
+def test_littles_law_and_unloaded_latency(model):
+    out = model.run({"design": ["conv", "shrunk", "espresso"], **sc.UTIL_256K})
+    np.testing.assert_allclose(out["latency_us"] * out["iops"], 64 * 1e6, rtol=1e-9)
+    qd1 = model.run({"design": ["conv", "shrunk", "espresso", "oc"], **{**sc.UTIL_256K, "qd": 1.0}})
+    np.testing.assert_allclose(qd1["latency_us"], qd1["qd1_latency_us"], rtol=1e-9)
+    assert np.all(out["loaded_latency_us"] > out["qd1_latency_us"])
+
+
+def test_vh_copyback_lifetime(model):
+    assert model.point(design="vh")["lifetime_x"] == pytest.approx(1 / 1.29)
+    assert model.point(design="vh_ideal")["lifetime_x"] == 1.0
+    assert model.point(design="vh", lenders=0)["lifetime_x"] == 1.0  # nowhere to redirect
+
+
+def test_a_jbof_without_borrowers_is_nan(model):
+    out = model.point(design="espresso", jbof_ssds=6, lenders=6)
+    assert np.isnan(out["throughput_gbps"]) and np.isfinite(out["bom_usd"])
+
+
+# ----------------------------------------------------------------------------- harvesting
+def test_split_follows_the_load_balance_rule_within_limits():
+    rng = np.random.default_rng(0)
+    n = 400
+    c_b = rng.uniform(1e9, 6e9, n)
+    c_l = rng.uniform(1e9, 12e9, n)
+    u0 = rng.uniform(0.0, 0.7, n)
+    omega = rng.uniform(0.5, 2.0, n)
+    cap, _ = harvest.harvest_capacity(c_b, c_l, u0, 0.031, 0.75)
+    demand = rng.uniform(0.05, 1.0, n) * cap
+    p = harvest.redirect_frac(demand, c_b, c_l, u0, 0.031, omega, 0.75)
+    u_b = (1 - p) * demand / c_b
+    u_l = u0 + p * demand * 1.031 / c_l
+    assert np.all(u_b <= 1 + 1e-9) and np.all(u_l <= 0.75 + 1e-9)
+    free = (u_b < 1 - 1e-9) & (u_l < 0.75 - 1e-9)  # neither limit binds: the article's rule holds
+    assert free.sum() > 50
+    np.testing.assert_allclose(((1 - p) / p)[free], (omega * u_l / u_b)[free], rtol=1e-9)
+
+
+def test_capacity_is_own_plus_lent_below_the_watermark():
+    cap, p = harvest.harvest_capacity(3e9, 3e9, 0.0, 0.031, 0.75)
+    assert cap == pytest.approx(3e9 + 2.25e9 / 1.031)
+    assert p == pytest.approx(2.25e9 / 1.031 / cap)
+    busy, p_busy = harvest.harvest_capacity(3e9, 3e9, 0.8, 0.031, 0.75)  # lender above the watermark
+    assert busy == 3e9 and p_busy == 0.0
+
+
+def test_lp_beats_or_matches_the_formula():
+    from dse.optimize import solve
+
+    sol = solve("espresso-harvest", {})
+    s = sol.summary
+    assert s["LP optimum (GB/s)"] >= s["article's decentralized formula (GB/s)"] - 1e-6
+    assert s["article's decentralized formula (GB/s)"] > s["no harvesting (GB/s)"]
+    assert 0.0 <= s["gap of the formula to the LP (%)"] < 25.0
+    assert s["lender spare cores used by the LP"] <= s["lender spare cores available"] + 1e-6
+    for row in sol.rows:
+        assert row["lp_gbps"] <= row["data_bound_gbps"] * (1 + 1e-6)
+    # identical borrowers and idle lenders: the formula is (near) optimal
+    same = solve("espresso-harvest", {"borrowers": "ali0,ali0,ali0", "lender_utils": "0,0,0"}).summary
+    assert same["gap of the formula to the LP (%)"] < 1.0
+
+
+def test_lp_rejects_bad_input():
+    from dse.optimize import solve
+
+    with pytest.raises(DseError, match="not a trace"):
+        solve("espresso-harvest", {"borrowers": "nope"})
+    with pytest.raises(DseError, match="within"):
+        solve("espresso-harvest", {"lender_utils": "0,1.5"})
+
+
+# ----------------------------------------------------------------------------- calibration
+def test_shipped_constants_reproduce_their_targets():
+    """The defaults in fitted.toml hit the secondary numbers they were fitted to."""
+    from models.espresso.data import fitted
+
+    v = {k: e["value"] for k, e in fitted().items()}
+    got = calibrate.achieved(v)
+    for name, (_, target) in calibrate.TARGETS.items():
+        assert got[name] == pytest.approx(target, rel=2e-3, abs=1e-3), name
+
+
+def test_workload_table_is_table3():
+    from models.espresso.data import TRACES, workloads
+
+    t = workloads()
+    assert len(TRACES) == 14
+    assert (t["ali0"]["read_frac"], t["ali0"]["read_kib"], t["ali0"]["write_kib"]) == (0.981, 37.0, 16.8)
+    assert (t["db"]["read_frac"], t["db"]["write_kib"]) == (0.980, 743.3)
+    assert t["tencent1"]["read_frac"] == 0.020
+
+
+def test_spaces_are_small_and_price_the_design():
+    from dse.registry import project_root
+    from dse.space import load_space
+
+    for name in ("espresso.toml", "espresso_pareto.toml"):
+        s = load_space(project_root() / "spaces" / name)
+        assert s.grid_size <= 300_000
+        assert "bom_usd" in s.objectives
+        assert set(s.knob_names) >= {"design", "lenders"}
+
+
+def test_figures_render():
+    from models.espresso.figures import figures
+
+    figs = figures()
+    assert len(figs) == 6
+    for title, chart in figs:
+        assert title and chart.to_dict()

@@ -1,0 +1,109 @@
+"""expand: headline claims, invariants of the prefetch mechanism, and the fitted constants."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dse import registry
+from dse.claims import evaluate_claims
+from models.expand import calibration, model as mod
+
+
+@pytest.fixture(scope="module")
+def m():
+    return registry.get("expand")
+
+
+@pytest.fixture(scope="module")
+def claims():
+    return {c.id: c for c in evaluate_claims(registry.model_dir("expand") / "claims.yaml")}
+
+
+@pytest.mark.parametrize("cid", ["abs-spec-14.7x", "expand-vs-ml", "graph-vs-localdram", "media-d-avg"])
+def test_headline_claims_within_tolerance(claims, cid):
+    assert claims[cid].passed, (cid, claims[cid].value)
+
+
+def test_spec_and_ml_headlines(claims):
+    # the paper's numbers, at the claims' tolerance
+    assert claims["abs-spec-14.7x"].value == pytest.approx(14.7, rel=0.15)
+    assert claims["expand-vs-ml"].value == pytest.approx(2.4, rel=0.15)
+
+
+def test_graph_headline_stays_documented(claims):
+    # claims.yaml: with Table 4's 92% hidden, Fig. 1a's 3.9x and the 48% gap imply ~11x, not
+    # 9.0x; the model sits between the two and must not drift further from the article
+    assert 9.0 < claims["abs-graph-9x"].value < 11.0
+
+
+def test_anchors_hold(claims):
+    for cid in ("f1a-perfect", "f1a-slow", "ml-vs-nopf", "expand-range-top"):
+        assert claims[cid].passed, cid
+
+
+def test_fitted_constants_match_their_fit():
+    fit = calibration.fit_all()
+    for name in ("CPI_CORE", "DRAM_REUSE_ALPHA", "STRUCTURED_RESIDUAL_FRAC", "HOST_TIMELY_FRAC"):
+        assert fit[name] == pytest.approx(getattr(mod, name), rel=0.005), name
+
+
+def test_structured_patterns_are_covered_better(m):
+    # the same prefetcher hides more of a structured (SPEC) workload's misses than of a graph's,
+    # and residual 1 falls back to Fig. 1a's coverage = accuracy
+    for d in ("rule2", "ml1", "expand"):
+        spec = m.point(design=d, workload="mcf")["hidden_miss_frac"]
+        graph = m.point(design=d, workload="sssp")["hidden_miss_frac"]
+        assert spec > graph
+    plain = m.point(design="expand", workload="mcf", structured_residual_frac=1.0)["hidden_miss_frac"]
+    assert plain == pytest.approx(m.point(design="expand", workload="sssp")["hidden_miss_frac"])
+    assert plain == pytest.approx(0.92)
+
+
+def test_prefetcher_ordering_follows_accuracy(m):
+    w = list(mod.WORKLOADS)
+    t = {d: m.run({"design": d, "workload": w})["time_ns_per_kinst"] for d in ("nopf", "rule2", "rule1", "ml1", "ml2", "expand")}
+    assert np.all(t["rule2"] < t["nopf"])
+    assert np.all(t["rule1"] < t["rule2"])
+    assert np.all(t["ml1"] < t["rule1"])
+    assert np.all(t["ml2"] <= t["ml1"])
+    assert np.all(t["expand"] < t["ml2"])
+
+
+def test_effectiveness_curve_is_monotone_and_steep_at_the_top(m):
+    e = np.linspace(0.0, 1.0, 11)
+    t = m.run({"design": "ideal", "workload": "pr", "effectiveness_frac": e})["time_ns_per_kinst"]
+    assert np.all(np.diff(t) < 0)
+    speed = t[0] / t
+    assert speed[-1] / speed[-2] > speed[5] / speed[4]  # gains grow toward 100%
+
+
+def test_topology_awareness_protects_against_switch_levels(m):
+    lv = np.arange(5)
+    aware = m.run({"design": "expand", "workload": "tc", "switch_levels": lv})["time_ns_per_kinst"]
+    unaware = m.run({"design": "expand", "workload": "tc", "switch_levels": lv, "topology_aware": False})["time_ns_per_kinst"]
+    assert np.all(np.diff(aware) > 0) and np.all(np.diff(unaware) > 0)
+    assert aware[0] == pytest.approx(unaware[0])
+    assert np.all(aware[1:] < unaware[1:])
+
+
+def test_faster_media_never_slower(m):
+    for design in ("nopf", "expand"):
+        t = [m.point(design=design, workload="sssp", media=x)["time_ns_per_kinst"] for x in ("znand", "pmem", "dram")]
+        assert t[0] > t[1] > t[2]
+
+
+def test_more_internal_dram_never_slower(m):
+    t = m.run({"design": "nopf", "workload": "pr", "ssd_dram_gb": np.array([0.5, 1.5, 8.0, 32.0])})["time_ns_per_kinst"]
+    assert np.all(np.diff(t) < 0)
+
+
+def test_ssd_memory_is_cheaper_than_local_dram_at_scale(m):
+    # a whole device (controller, internal DRAM) is paid for a small working set; from a few
+    # hundred GB the cheaper media win
+    scale = np.array([1.0, 4.0, 16.0])
+    ssd = m.run({"design": "expand", "workload": "sssp", "working_set_scale": scale})["usd_per_gib"]
+    local = m.run({"design": "local_dram", "workload": "sssp", "working_set_scale": scale})["usd_per_gib"]
+    assert np.all(ssd < local)
+    small = m.point(design="expand", workload="lbm")["usd_per_gib"]
+    assert small > ssd[0]

@@ -1,0 +1,121 @@
+"""mhj: headline claims, the shuffle/probe mechanics, the closed-loop memory, invariants."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dse import registry
+from dse.claims import evaluate_claims
+
+CLAIMS = Path(__file__).resolve().parents[1] / "models" / "mhj" / "claims.yaml"
+SYNTHETIC = ["syn_store", "syn_catalog", "syn_web"]
+
+
+@pytest.fixture(scope="module")
+def model():
+    return registry.get("mhj")
+
+
+@pytest.fixture(scope="module")
+def claims():
+    return {r.id: r for r in evaluate_claims(CLAIMS)}
+
+
+@pytest.mark.parametrize("cid", ["synth_clm_vs_shj", "synth_csm_vs_clm", "tpcds_geomean_vs_shj", "tpcds_max_vs_shj"])
+def test_headline_claims_hold(claims, cid):
+    r = claims[cid]
+    assert r.headline
+    assert r.passed, f"{cid}: model {r.value:.4g} vs paper {r.expected}"
+
+
+def test_fpga_slowdown_is_a_prediction_inside_the_range(claims):
+    # not fitted: Table 1's 620 ns / 4.6 GB/s against 250 ns / 13 GB/s
+    assert 1.8 <= claims["synth_csm_vs_clm"].value <= 2.1
+
+
+def test_mhj_shuffles_only_the_build_side(model):
+    # store_sales JOIN store_returns: 2,880 M + 288 M rows of 32 B
+    shj = model.point(scheme="shj", workload="syn_store")
+    mhj = model.point(scheme="mhj", workload="syn_store")
+    assert shj["shuffle_gb"] == pytest.approx((2880e6 + 288e6) * 32 / 1e9)
+    assert mhj["shuffle_gb"] == pytest.approx(288e6 * 32 / 1e9)
+
+
+def test_small_build_side_is_broadcast(model):
+    # Q55 joins small dimensions only: no shuffle for any scheme, one map copy per executor for BHJ
+    for scheme in ("smj", "shj", "mhj"):
+        assert model.point(scheme=scheme, workload="q55")["shuffle_gb"] == 0.0
+    bhj = model.point(scheme="shj", workload="q55")["hashmap_gb"]
+    mhj = model.point(scheme="mhj", workload="q55")["hashmap_gb"]
+    assert bhj == pytest.approx(16 * mhj, rel=1e-6)
+
+
+def test_closed_loop_memory_bounds():
+    from models.mhj.memory import line_rate_per_ns
+
+    k = np.asarray([1, 4, 16, 64, 256, 4096], dtype=float)
+    lat, bw, think = 250.0, 13.0, 50.0
+    lam = line_rate_per_ns(k, think, lat, bw)
+    s = 64 / bw
+    assert np.all(lam <= bw / 64 + 1e-12)  # never above the bandwidth
+    assert np.all(lam <= k / (think + lat + s) + 1e-12)  # never above the no-queue rate
+    assert np.all(np.diff(lam) > 0)
+    assert lam[0] == pytest.approx(1 / (think + lat + s), rel=0.02)  # light load: no queue
+    assert lam[-1] == pytest.approx(bw / 64, rel=0.01)  # heavy load: bandwidth bound
+
+
+def test_device_ordering(model):
+    # MHJ on the FPGA prototype is slower than on the ASIC estimate, which is no faster than CXL local
+    for w in SYNTHETIC:
+        t = {pool: model.point(scheme="mhj", pool=pool, workload=w)["query_s"] for pool in ("clm", "asic", "fpga")}
+        assert t["fpga"] > t["asic"] >= t["clm"]
+    assert model.point(scheme="mhj", pool="asic")["pool_latency_ns"] == pytest.approx(365.0)
+
+
+def test_cxl_local_memory_is_single_host(model):
+    assert np.isnan(model.point(scheme="mhj", pool="clm", nodes=2)["query_s"])
+    assert np.isfinite(model.point(scheme="mhj", pool="fpga", nodes=2)["query_s"])
+
+
+def test_map_must_fit_the_pool(model):
+    # q78's maps (504 M rows x 72 B = 36 GB) do not fit a 16 GB pool
+    assert np.isnan(model.point(scheme="mhj", workload="q78", pool_capacity_gb=16)["query_s"])
+    assert np.isfinite(model.point(scheme="mhj", workload="q78", pool_capacity_gb=64)["query_s"])
+
+
+def test_more_bandwidth_never_slower(model):
+    g = np.asarray([0.5, 1, 2, 4, 8, 16], dtype=float)
+    for scheme in ("smj", "shj", "mhj"):
+        t = model.run({"scheme": scheme, "pool": "fpga", "shuffle_storage_gbps": g})["query_s"]
+        assert np.all(np.diff(t) <= 1e-12)
+        t = model.run({"scheme": scheme, "pool": "fpga", "nodes": 2, "net_gbit_s": np.asarray([10, 25, 100, 400.0])})["query_s"]
+        assert np.all(np.diff(t) <= 1e-12)
+
+
+def test_shj_scales_with_nodes_but_a_capped_pool_does_not(model):
+    n = np.asarray([1, 2, 4], dtype=float)
+    shj = model.run({"scheme": "shj", "nodes": n})["query_s"]
+    csm = model.run({"scheme": "mhj", "pool": "fpga", "nodes": n})
+    assert np.all(np.diff(shj) < 0)
+    # the FPGA pool's bandwidth is shared by every host: the probe time does not shrink
+    assert np.all(csm["pool_util_frac"] > 0.95)
+
+
+def test_mhj_costs_a_pool(model):
+    shj = model.point(scheme="shj")
+    mhj = model.point(scheme="mhj")
+    asic = model.point(scheme="mhj", pool="asic")
+    assert shj["pool_usd"] == 0.0 and mhj["pool_usd"] > 0.0
+    assert asic["pool_usd"] > mhj["pool_usd"]  # a switch and two retimers
+    assert mhj["usd_per_hour"] > shj["usd_per_hour"]
+    assert mhj["usd_per_query"] < shj["usd_per_query"]  # 2.5x faster pays for the pool
+
+
+def test_calibration_reproduces_fitted_constants(model):
+    from models.mhj.calibration import fit
+
+    for k, v in fit().items():
+        assert model.param_map()[k].default == pytest.approx(v, rel=1e-5), k
