@@ -81,7 +81,9 @@ def test_site_renders_in_headless_chromium_without_console_errors(site):
 
 def test_reproduce_one_space_end_to_end(tmp_path, cli):
     code, out, err = cli("reproduce", "cxl_expander", "--out", tmp_path / "res", "--site", tmp_path / "site", "-q")
+    # a named space validates its own model's claims (all of the pilot's headline claims hold)
     assert code == 0, err
+    assert "asic-latency-vs-local-ddr" in out and "espresso" not in out
     assert (tmp_path / "res" / "cxl_expander" / "manifest.json").exists()
     assert (tmp_path / "site" / "index.html").exists()
     assert "headline claims:" in out

@@ -247,6 +247,59 @@ def add_validation(page: Page, results: list[Any]) -> None:
         )
         classes.append(["", "", "", "", "", "", "", {"ok": "ok", "FAIL": "fail", "off": "off"}[status]])
     page.table(cols, rows, left={"claim", "kind", "source"}, classes=classes)
+    page.chart(claims_chart(results))
+
+
+def claims_chart(results: list[Any]) -> Any:
+    """Model over paper for every claim on a log axis, with each claim's tolerance band."""
+    import math
+
+    import altair as alt
+
+    recs = []
+    for x in results:
+        exp = x.expected
+        lo, hi = (sorted(exp) if isinstance(exp, tuple) else (exp, exp))
+        mid = (lo + hi) / 2 if isinstance(exp, tuple) else exp
+        if not (math.isfinite(x.value) and mid and x.value / mid > 0):
+            continue
+        tol = x.tolerance.split("%")[0].lstrip("±") if "%" in x.tolerance else "0"
+        rel = float(tol) / 100 if tol.replace(".", "", 1).isdigit() else 0.0
+        recs.append(
+            {
+                "claim": x.id,
+                "ratio": x.value / mid,
+                "band_lo": (lo * (1 - rel)) / mid,
+                "band_hi": (hi * (1 + rel)) / mid,
+                "status": "within tolerance" if x.passed else ("headline miss" if x.headline else "other miss"),
+                "paper": _fmt_exp(exp),
+                "model": x.value,
+            }
+        )
+    if not recs:
+        return {"$schema": "https://vega.github.io/schema/vega-lite/v5.json", "data": {"values": []}, "mark": "point"}
+    base = alt.Chart(alt.Data(values=recs)).encode(alt.Y("claim:N", sort=None, title=None))
+    band = base.mark_rule(strokeWidth=6, opacity=0.25, color="#5b8def").encode(
+        alt.X("band_lo:Q", scale=alt.Scale(type="log"), title="model / paper (log scale)"), alt.X2("band_hi:Q")
+    )
+    dots = base.mark_point(filled=True, size=70).encode(
+        alt.X("ratio:Q"),
+        alt.Color(
+            "status:N",
+            scale=alt.Scale(domain=["within tolerance", "other miss", "headline miss"], range=["#1a7f37", "#9a6700", "#cf222e"]),
+        ),
+        tooltip=["claim:N", "paper:N", alt.Tooltip("model:Q", format=".4g"), alt.Tooltip("ratio:Q", format=".3f"), "status:N"],
+    )
+    one = alt.Chart(alt.Data(values=[{"x": 1.0}])).mark_rule(color="#444", strokeDash=[4, 3]).encode(x="x:Q")
+    return alt.layer(band, one, dots).properties(
+        title="Model against the paper, per claim (band: tolerance)", width=520, height=max(120, 16 * len(recs))
+    )
+
+
+def _fmt_exp(e: Any) -> str:
+    from dse.claims import format_expected
+
+    return format_expected(e)
 
 
 def calibration_page() -> Page | None:
