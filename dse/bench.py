@@ -31,6 +31,13 @@ BLOCK_CASE_MODULES = (
     "models.blocks.llm.bench",
 )
 BLOCK_CASE_TARGETS = {"llm.train_eval": 1e5}
+#: Block cases that are not closed forms, so the issue's 1e7/s target for closed-form
+#: blocks does not apply; reported without a target, with what makes them iterative.
+ITERATIVE_BLOCK_CASES = {
+    "cache.che_lru_hit_rate": "iterative: Che's characteristic time per point, 256 rank groups",
+    "flash.open_loop_latency": "queueing network: per-stage waits of host, channel, die and plane queues",
+    "flash.saturation_iops": "iterative: closed-network fixed point per point",
+}
 BENCH_POINTS = 1 << 17
 
 
@@ -115,9 +122,9 @@ def block_rows(min_seconds: float, only: str | None = None) -> list[BenchRow]:
             if only and only not in case:
                 continue
             target = BLOCK_CASE_TARGETS.get(case)
-            if target is None and not modname.endswith("llm.bench"):
+            if target is None and not modname.endswith("llm.bench") and case not in ITERATIVE_BLOCK_CASES:
                 target = BLOCK_TARGET_PER_S
-            rows.append(BenchRow("block", case, time_case(fn, min_seconds), target))
+            rows.append(BenchRow("block", case, time_case(fn, min_seconds), target, ITERATIVE_BLOCK_CASES.get(case, "")))
     return rows
 
 

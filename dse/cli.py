@@ -52,11 +52,20 @@ def _register_all() -> None:
 _register_all()
 
 
+def _click_exception() -> type[Exception]:
+    """The usage-error base class of the click that typer runs on: typer >= 0.29 vendors
+    its own copy (typer._click), whose exceptions are not click's."""
+    try:
+        return import_module("typer._click.exceptions").ClickException
+    except ImportError:
+        return import_module("click").ClickException
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the app; a DseError prints one line and exits 2."""
-    import click
-
     from dse.errors import DseError
+
+    usage_error = _click_exception()
 
     command = typer.main.get_command(app)
     try:
@@ -64,12 +73,12 @@ def main(argv: list[str] | None = None) -> int:
     except DseError as exc:
         typer.echo(f"error: {exc}", err=True)
         return exc.exit_code
-    except click.exceptions.Exit as exc:
+    except typer.Exit as exc:
         return exc.exit_code
-    except click.exceptions.Abort:
+    except typer.Abort:
         typer.echo("aborted", err=True)
         return 130
-    except click.ClickException as exc:
+    except usage_error as exc:
         exc.show()
         return 2
     except KeyboardInterrupt:

@@ -10,13 +10,13 @@ def test_modes(monkeypatch, tmp_path):
     calibration.clear_cache()
     assert calibration.load("dram") == {}
     assert dram.constants() == dram.DEFAULT_CONSTANTS
-    doc = {"block": "dram", "constants": {"w_ccdl": 0.25}, "error": {"all": {"mape_pct": 1.0, "n": 3}}}
+    doc = {"block": "dram", "constants": {"k_bank": 0.25}, "error": {"all": {"mape_pct": 1.0, "n": 3}}}
     path = calibration.save("dram", doc, tmp_path)
-    assert tomllib.loads(path.read_text())["constants"]["w_ccdl"] == 0.25
+    assert tomllib.loads(path.read_text())["constants"]["k_bank"] == 0.25
     assert not list(tmp_path.glob("*.tmp"))
     monkeypatch.setenv("DSE_CALIBRATION", str(tmp_path))
     calibration.clear_cache()
-    assert dram.constants()["w_ccdl"] == 0.25
+    assert dram.constants()["k_bank"] == 0.25
     monkeypatch.setenv("DSE_CALIBRATION", "shipped")
     calibration.clear_cache()
     assert calibration.load("dram")["block"] == "dram"

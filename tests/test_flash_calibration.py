@@ -23,20 +23,35 @@ def test_heldout_load_points_within_15pct(split):
     assert s["n"] >= 15 and s["mape_pct"] <= 15.0
 
 
-def test_train_config_saturation_mean_within_10pct(split):
-    df, train, consts = split
-    s = flash_fit.summarize(df, consts, train)
-    assert s["sat_mean_err_pct"] <= 10.0
-
-
-def test_heldout_config(split):
-    """mqsim_default (MLC, cached mapping table, 2 dies per chip, 333 MB/s channels) is never
-    fitted; it lands at ~16 % MAPE, just above the 15 % target (see the calibration report),
-    so this guards against regressions rather than asserting the target."""
+def test_heldout_config_within_15pct(split):
+    """mqsim_default (MLC, cached mapping table, 2 dies per chip, 333 MB/s channels) is
+    never fitted."""
     df, train, consts = split
     held_cfg = np.isin(df["config"].to_numpy(), list(flash_fit.HOLDOUT_CONFIGS))
     s = flash_fit.summarize(df, consts, held_cfg)
-    assert s["n"] > 50 and s["mape_pct"] <= 18.0
+    assert s["n"] > 50 and s["mape_pct"] <= 15.0
+
+
+def test_saturation(split):
+    """Throughput of the highest-load run of every group.  The mean is within 10 %; a few
+    groups are not: sequential 70/30 mixes (reads and writes break the plane-aligned
+    merging the model assumes, up to ~30 % on espresso) and random reads on mqsim_default
+    (its cached mapping table makes MQSim ~20 % slower than the model at QD >= 64 for a
+    reason the model does not capture).  So the maximum is bounded by the measured value,
+    not the 10 % target."""
+    df, train, consts = split
+    s_train = flash_fit.summarize(df, consts, train)
+    assert s_train["sat_mean_err_pct"] <= 10.0
+    s_all = flash_fit.summarize(df, consts)
+    assert s_all["sat_mean_err_pct"] <= 12.0 and s_all["sat_max_err_pct"] <= 35.0
+
+
+def test_leave_one_config_out():
+    df = flash_fit.with_rule(flash_fit.load_reference())
+    loo = flash_fit.leave_one_out(df)
+    assert set(loo) == {"espresso_tlc", "mqsim_default"}
+    for cfg, r in loo.items():
+        assert r["heldout"]["n"] > 50 and r["heldout"]["mape_pct"] <= 15.0, cfg
 
 
 def test_check_reference_last_line(capsys):
@@ -46,7 +61,7 @@ def test_check_reference_last_line(capsys):
     assert rc == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     m = re.fullmatch(r"MAPE=(\d+\.\d\d)% N=(\d+)", last)
-    assert m and int(m.group(2)) > 150
+    assert m and float(m.group(1)) < 15.0 and int(m.group(2)) > 150
 
 
 def test_raw_mqsim_output_is_read():
@@ -58,3 +73,6 @@ def test_raw_mqsim_output_is_read():
     assert df.height == 1
     res = flash_fit.check_reference(raw, echo=lambda s: None)
     assert res["n"] == 1
+    # QD1 16 KiB write on mqsim_default: mapping read (cmd + 75 us + 512 B) + data in and
+    # program of two 8 KiB pages on two channels; MQSim reports 856 us (integer us)
+    assert res["frame"]["model_latency_us"][0] == pytest.approx(856, rel=0.03)

@@ -13,7 +13,8 @@ from dse.claims import evaluate_claims
 CLAIMS = Path(__file__).resolve().parents[1] / "models" / "iks" / "claims.yaml"
 #: Headline claims the model does not reproduce (see their notes in claims.yaml): the
 #: value range the notes describe, so that a change of mechanism shows up here.
-KNOWN_MISSES = {"offload-cxlcache-vs-ring": (60.0, 80.0), "rag-throughput-vs-hnsw": (3.0, 3.6)}
+KNOWN_MISSES = {"offload-cxlcache-vs-ring": (60.0, 80.0), "rag-throughput-vs-hnsw": (3.0, 3.6),
+                "temporal-enns-overhead": (9.3, 9.8)}
 
 
 @pytest.fixture(scope="module")
@@ -130,8 +131,8 @@ def test_spatial_isolates_and_temporal_shares(model):
     assert np.ptp(spatial["search_ms"]) == pytest.approx(0.0, abs=1e-9)
     assert temporal["enns_overhead_pct"][0] == pytest.approx(0.0, abs=1e-9)
     assert np.all(np.diff(temporal["enns_overhead_pct"]) > 0)
-    # u = 64 / (64 x random saturation ~10.9 GB/s) ~ 9.2% of channel time -> ~10% longer passes
-    assert temporal["enns_overhead_pct"][-1] == pytest.approx(10.1, abs=0.3)
+    # u = 64 / (64 x random saturation ~11.5 GB/s) ~ 8.7% of channel time -> ~9.5% longer passes
+    assert temporal["enns_overhead_pct"][-1] == pytest.approx(9.54, abs=0.2)
 
 
 def test_host_link_caps_the_tenant(model):

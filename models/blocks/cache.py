@@ -60,7 +60,9 @@ PREFETCH_TRAIN_MISSES = 2.0
 # Che: ranks up to _CHE_EXACT are represented one by one, the rest by log-spaced bins.
 _CHE_EXACT = 64
 _CHE_BINS = 192
-_CHE_ITERS = 60  # upper bound; Newton usually converges in < 10
+_CHE_ITERS = 60  # upper bound of the fallback Newton
+_CHE_HALLEY_STEPS = 3  # from _che_start's log T (within ~0.25), two steps reach 1e-9 of C
+_CHE_CHUNK = 256  # points per slice (x 256 groups per array)
 
 
 # ============================================================================= harmonic numbers
@@ -177,37 +179,36 @@ def working_set_hit_rate(
 
 
 # ============================================================================= Che / LRU
+_CHE_LOG_K = np.log(np.arange(1, _CHE_EXACT + 1, dtype=np.float64))
+_CHE_T = np.linspace(0.0, 1.0, _CHE_BINS + 1)
+
+
 def _che_grid(n: np.ndarray, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per point: object counts and normalized popularity of each rank group.
 
     Groups: ranks 1.._CHE_EXACT one by one, then _CHE_BINS log-spaced bins up to n, each
-    with the mean popularity of its ranks (integral of x**-alpha)."""
-    p_count = n.shape[0]
+    with the mean popularity of its ranks (integral of x**-alpha).  Powers are taken as
+    exp(exponent x log) on precomputed logs."""
     k_exact = np.arange(1, _CHE_EXACT + 1, dtype=np.float64)
     cnt_exact = np.where(k_exact[None, :] <= np.floor(n)[:, None], 1.0, 0.0)
-    w_exact = cnt_exact * k_exact[None, :] ** -a[:, None]
+    w_exact = cnt_exact * np.exp(-a[:, None] * _CHE_LOG_K[None, :])
     # tail: ranks _CHE_EXACT+1 .. n as the continuous interval [E + 0.5, n + 0.5]
     lo = _CHE_EXACT + 0.5
     hi = np.maximum(n + 0.5, lo)
-    t = np.linspace(0.0, 1.0, _CHE_BINS + 1)
-    edges = lo * (hi[:, None] / lo) ** t[None, :]  # (P, B+1)
-    cnt_tail = np.diff(edges, axis=1)
+    log_edges = np.log(lo) + np.log(hi / lo)[:, None] * _CHE_T[None, :]  # (P, B+1)
+    edges = np.exp(log_edges)
+    cnt_tail = edges[:, 1:] - edges[:, :-1]
     one_minus = 1.0 - a[:, None]
     near1 = np.abs(one_minus) < 1e-9
     safe = np.where(near1, 1.0, one_minus)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        integ = np.where(
-            near1,
-            np.log(edges[:, 1:] / edges[:, :-1]),
-            (edges[:, 1:] ** safe - edges[:, :-1] ** safe) / safe,
-        )
+    pw = np.exp(safe * log_edges)  # edges ** (1 - alpha)
+    integ = np.where(near1, log_edges[:, 1:] - log_edges[:, :-1], (pw[:, 1:] - pw[:, :-1]) / safe)
     w_tail = np.where(cnt_tail > 0, integ, 0.0)
     counts = np.concatenate([cnt_exact, cnt_tail], axis=1)
     weights = np.concatenate([w_exact, w_tail], axis=1)
     total = weights.sum(axis=1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         p = np.where(counts > 0, weights / counts / total, 0.0)
-    assert p.shape == (p_count, _CHE_EXACT + _CHE_BINS)
     return counts, p
 
 
@@ -240,51 +241,87 @@ def _che(cache_objects: ArrayLike, n_objects: ArrayLike, alpha: ArrayLike) -> tu
     full = c >= n
     hit[full] = 1.0
     t_out[full] = np.inf
-    work = (~full) & (c > 0)
-    if np.any(work):
-        idx = np.nonzero(work)[0]
-        # chunk to bound memory (P x G floats per chunk)
-        chunk = 8192
-        for s in range(0, idx.size, chunk):
-            sel = idx[s : s + chunk]
-            counts, p = _che_grid(n[sel], a[sel])
-            cc = c[sel]
-            # bisection on log T: occupancy(T) = sum cnt (1 - exp(-p T)) is increasing in T
-            # occupancy(T) <= T (it is sum cnt (1 - e^-pT) <= T sum cnt p = T), so T > C;
-            # at T = e^5 C / p_min every object is resident with prob ~1, occupancy ~ N > C
-            pmin = np.where(p > 0, p, np.inf).min(axis=1)
-            log_lo = np.log(cc) - 1.0
-            log_hi = np.log(cc) - np.log(pmin) + 5.0
-            # safeguarded Newton on u = log T (bisection whenever Newton leaves the bracket)
-            # start at T ~ 1 / p(rank C) = C**alpha H(N, alpha), the boundary object's scale
-            u0 = a[sel] * np.log(cc) + np.log(generalized_harmonic(n[sel], a[sel]))
-            u = np.clip(np.maximum(u0, np.log(cc)), log_lo, log_hi)
-            act = np.arange(cc.size)  # rows still iterating
-            for _ in range(_CHE_ITERS):
-                cnt_a, p_a, c_a, u_a = counts[act], p[act], cc[act], u[act]
-                tt = np.exp(u_a)
-                e = np.exp(-p_a * tt[:, None])
-                occ = (cnt_a * (1.0 - e)).sum(axis=1)
-                slope = (cnt_a * p_a * e).sum(axis=1) * tt  # d occ / d u
-                lo_a, hi_a = log_lo[act], log_hi[act]
-                too_big = occ > c_a
-                hi_a = np.where(too_big, u_a, hi_a)
-                lo_a = np.where(too_big, lo_a, u_a)
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    step = u_a - (occ - c_a) / slope
-                inside = np.isfinite(step) & (step >= lo_a) & (step <= hi_a)
-                new_u = np.where(inside, step, 0.5 * (lo_a + hi_a))
-                done = (np.abs(occ - c_a) <= 1e-9 * c_a) | (hi_a - lo_a < 1e-12) | (np.abs(new_u - u_a) < 1e-13)
-                u[act] = np.where(done, u_a, new_u)
-                log_lo[act], log_hi[act] = lo_a, hi_a
-                act = act[~done]
-                if act.size == 0:
-                    break
-            tt = np.exp(u)
-            h = (counts * p * -np.expm1(-p * tt[:, None])).sum(axis=1)
-            hit[sel] = h
-            t_out[sel] = tt
+    idx = np.nonzero((~full) & (c > 0))[0]
+    for s in range(0, idx.size, _CHE_CHUNK):  # bounded memory: points x groups per slice
+        sel = idx[s : s + _CHE_CHUNK]
+        hit[sel], t_out[sel] = _che_solve(c[sel], *_che_grid(n[sel], a[sel]))
     return np.clip(hit, 0.0, 1.0).reshape(shape), t_out.reshape(shape)
+
+
+def _che_start(cc: np.ndarray, counts: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """log T from occupancy ~ sum cnt min(1, p T) (1 - exp(-x) <= min(1, x), so T is
+    underestimated; within ~0.25 in log T): piecewise linear in T, solved exactly -- with
+    the groups before j full (p >= p_j) and j on linear, T = (C - K_j) / S_j."""
+    cp = counts * p
+    k_before = np.cumsum(counts, axis=1) - counts
+    s_from = cp.sum(axis=1, keepdims=True) - np.cumsum(cp, axis=1) + cp
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = (cc[:, None] - k_before) / s_from
+        ok = (t * p <= 1.0) & (k_before <= cc[:, None])
+    j = np.argmax(ok, axis=1)
+    return np.log(np.maximum(t[np.arange(cc.size), j], cc))
+
+
+def _che_solve(cc: np.ndarray, counts: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(hit rate, T) on a grid of rank groups: Halley's method on u = log T for
+    occupancy(T) = sum cnt (1 - exp(-p T)) = C from :func:`_che_start` (two or three steps
+    reach 1e-9 of C); points not converged after _CHE_HALLEY_STEPS continue with a
+    safeguarded Newton (rare)."""
+    cp = counts * p
+    cpp = cp * p
+    total = counts.sum(axis=1)
+    u = _che_start(cc, counts, p)
+    for _ in range(_CHE_HALLEY_STEPS):
+        tt = np.exp(u)
+        e = np.exp(-p * tt[:, None])
+        f = total - np.einsum("ij,ij->i", counts, e) - cc
+        f1 = tt * np.einsum("ij,ij->i", cp, e)  # d occupancy / d u
+        f2 = f1 - tt * tt * np.einsum("ij,ij->i", cpp, e)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step = 2.0 * f * f1 / (2.0 * f1 * f1 - f * f2)
+        u = u - np.where(np.isfinite(step), step, 0.0)
+    tt = np.exp(u)
+    e = np.exp(-p * tt[:, None])
+    occ = total - np.einsum("ij,ij->i", counts, e)
+    bad = ~(np.abs(occ - cc) <= 1e-9 * cc)
+    if bad.any():
+        u[bad] = _che_newton(cc[bad], counts[bad], p[bad], u[bad])
+        tt = np.exp(u)
+        e = np.exp(-p * tt[:, None])
+    # hit = sum cnt p (1 - exp(-p T))
+    return cp.sum(axis=1) - np.einsum("ij,ij->i", cp, e), tt
+
+
+def _che_newton(cc, counts, p, u):
+    """Safeguarded Newton on u = log T (bisection whenever Newton leaves the bracket)."""
+    # occupancy(T) <= T (it is sum cnt (1 - e^-pT) <= T sum cnt p = T), so T > C; at
+    # T = e^5 C / p_min every object is resident with prob ~1, occupancy ~ N > C
+    pmin = np.where(p > 0, p, np.inf).min(axis=1)
+    log_lo = np.log(cc) - 1.0
+    log_hi = np.log(cc) - np.log(pmin) + 5.0
+    u = np.clip(u, log_lo, log_hi)
+    act = np.arange(cc.size)  # rows still iterating
+    for _ in range(_CHE_ITERS):
+        cnt_a, p_a, c_a, u_a = counts[act], p[act], cc[act], u[act]
+        tt = np.exp(u_a)
+        e = np.exp(-p_a * tt[:, None])
+        occ = (cnt_a * (1.0 - e)).sum(axis=1)
+        slope = (cnt_a * p_a * e).sum(axis=1) * tt  # d occ / d u
+        lo_a, hi_a = log_lo[act], log_hi[act]
+        too_big = occ > c_a
+        hi_a = np.where(too_big, u_a, hi_a)
+        lo_a = np.where(too_big, lo_a, u_a)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step = u_a - (occ - c_a) / slope
+        inside = np.isfinite(step) & (step >= lo_a) & (step <= hi_a)
+        new_u = np.where(inside, step, 0.5 * (lo_a + hi_a))
+        done = (np.abs(occ - c_a) <= 1e-9 * c_a) | (hi_a - lo_a < 1e-12) | (np.abs(new_u - u_a) < 1e-13)
+        u[act] = np.where(done, u_a, new_u)
+        log_lo[act], log_hi[act] = lo_a, hi_a
+        act = act[~done]
+        if act.size == 0:
+            break
+    return u
 
 
 def lru_hit_rate(cache_b: ArrayLike, footprint_b: ArrayLike, alpha: ArrayLike, granularity_b: ArrayLike = LINE_B) -> np.ndarray:

@@ -7,31 +7,37 @@ plus a few fitted constants shared by all standards (:data:`DEFAULT_CONSTANTS`, 
 The functions take timings as arguments, so any standard -- including one given only by
 its timings -- can be evaluated; :data:`STANDARDS` holds convenience timing sets.
 
-Mechanism (one channel, open-page FR-FCFS controller)
------------------------------------------------------
-* **Column spacing** ``c_col`` (cycles per request on the data bus): ``max(burst, tCCD)``;
-  a stream whose consecutive lines stay in one bank (column bits lowest in the address
-  map) pays ``tCCD_S + w_ccdl (tCCD_L - tCCD_S)``; random traffic uses other bank groups
-  (``tCCD_S``) unless bank groups are disabled (GDDR6 in DRAMsim3: ``tCCD_L``).
-* **Activate rate** ``c_act`` (random traffic: every request needs its own ACT):
-  ``max(tRRD_S, tFAW / 4, t32AW / 32, tRC / banks) / ranks``.  This is why random HBM2
-  saturates at about a quarter of its peak: 4 ACTs per tFAW = 30 cycles give one 64-B line
-  per 7.5 ns (8.5 GB/s) against a 2-ns burst.  GDDR6 is capped the same way by t32AW.
-* The two limits combine as a smooth maximum ``(c_col^p + c_act^p)^(1/p)``.
-* **Read/write turnaround**: every drained write batch of ``write_batch`` requests costs one
-  read-to-write (``CL + burst - CWL + tRTRS``) and one write-to-read (``CWL + burst + tWTR``)
-  turnaround, spread over the batch.
-* **Refresh** takes ``tRFC / tREFI`` of each rank's time (``refresh_multirank`` of it when
-  random traffic can use another rank meanwhile).
+Mechanism (one channel, open-page FR-FCFS controller as in DRAMsim3)
+--------------------------------------------------------------------
+* **Column slots**: ``slot_s = max(burst, tCCD_S)`` to another bank group, ``slot_l =
+  max(burst, tCCD_L)`` within one (every slot is ``slot_s`` with bank groups disabled, as
+  DRAMsim3 treats GDDR6).  A stream whose lines rotate over bank groups (``stream_mode``
+  1) runs at ``slot_s``, over the banks of one group (2) at ``slot_l``.  A stream that
+  stays in one bank row (0, column bits lowest) runs at ``slot_l`` except at row
+  boundaries, where the next row's bank is already in the controller's window (read
+  queue + bank queue, ``trans_queue + cmd_queue`` requests): ``(L - 2W) slot_l +
+  W max(2 slot_s, slot_l)`` cycles per row of ``L`` lines -- 5.5 cycles per line for DDR4
+  with the default mapping.  Random traffic: ``slot_s + (slot_l - slot_s) / bankgroups``.
+* **Activate rate** (random traffic: every request needs its own ACT):
+  ``max(tRRD_S, tFAW / 4, t32AW / 32, tRC / banks) / ranks`` cycles per request.  Random
+  HBM2 saturates at a quarter of its peak (4 ACTs per 30-cycle tFAW, 64 B each), GDDR6 at
+  32 per 420-cycle t32AW.  Column slot and activate rate combine as a smooth maximum
+  ``(a^p + b^p)^(1/p)``.
+* **Write drains**: one read-to-write (``CL + burst - CWL + tRTRS``) and one
+  write-to-read (``CWL + burst + tWTR``) turnaround per drained batch (the write buffer,
+  ``trans_queue`` entries, at high load), less the two column slots they replace.
+* **Refresh** blocks a rank for ``tRP + tRFC`` every ``tREFI`` (a stream sits in one
+  rank; random traffic loses ``k_rm`` of it with more than one rank).
 * Saturation bandwidth = ``request_bytes / (c tCK) x (1 - refresh share)``.
-* **Read latency** from arrival = ``ctrl + CL + burst + P_act tRCD + P_conflict tRP``
-  (row hit for streams, row miss / conflict for random) plus queueing terms in the
-  utilization ``rho = offered / saturation``:
-  refresh as periodic server vacations (``k_refresh V^2 / (2 tREFI) / (1 - rho)`` with
-  ``V = tRP + tRFC + tRCD``: precharge-all, refresh, re-activate),
-  the bus as an M/D/1-like station (``k_bus c rho / (1 - rho)``), bank conflicts for random
-  traffic (``k_bank tRC rho_b / (1 - rho_b)``, ``rho_b = lambda tRC / banks``) and write
-  drains as vacations seen by reads.  At ``rho >= 1`` latency is ``inf``.
+* **Read latency** from arrival = ``1 + CL + burst + P_act tRCD + P_conflict tRP`` plus
+  waits: refresh as a periodic vacation (``V^2 / (2 tREFI) / (1 - rho)``, ``V = tRP + tRFC
+  + tRCD``); for streams the column slot as an M/D/1 server (a same-bank stream adds its
+  slow phase: one bank at ``slot_l`` for a bounded stretch); for random traffic bank
+  conflicts (M/D/1 per bank on tRC), the activate windows as M/D/c servers (c = 4 slots of
+  tFAW, 32 of t32AW; half the M/M/c wait), tRRD and the column slot (M/D/1); and the rest
+  of a write drain a read arrives into (``lambda_w V_w^2 / (2 B)``, ``V_w = B c + turn``,
+  ``B`` from 9 writes at low load to the write buffer at high load).  At ``rho >= 1``
+  latency is ``inf``.
 
 Public functions (times in ns, bandwidths in GB/s = 1e9 B/s)
 -------------------------------------------------------------
@@ -56,6 +62,7 @@ Public functions (times in ns, bandwidths in GB/s = 1e9 B/s)
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields, replace
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -113,6 +120,8 @@ class DramTiming:
     channels: int = 1
     t32aw: float = 0.0
     trtrs: float = 1.0
+    trans_queue: int = 32
+    cmd_queue: int = 8
     source: str = ""
 
     @property
@@ -196,20 +205,19 @@ def timing(name: str | DramTiming, **overrides: Any) -> DramTiming:
 
 
 # ----------------------------------------------------------------------------- constants
-#: Uncalibrated defaults of the shared constants (physical first guesses); the shipped
-#: calibration (results/calibration/dram.toml) replaces them unless DSE_CALIBRATION=none.
+#: Uncalibrated defaults of the shared constants (physical values: 1 = the queueing formula
+#: as written); the shipped calibration (results/calibration/dram.toml) replaces them
+#: unless DSE_CALIBRATION=none.
 DEFAULT_CONSTANTS: dict[str, float] = {
-    "w_ccdl": 1.0,  # share of tCCD_L - tCCD_S paid between same-bank column commands
-    "p_smooth": 4.0,  # exponent of the smooth max of column and activate limits
-    "write_batch": 32.0,  # writes per drain (the 32-entry write buffer)
-    "refresh_multirank": 1.0,  # share of refresh time lost to random traffic with >1 rank
-    "ctrl_cyc": 1.0,  # controller pipeline cycles on every read
-    "k_refresh": 1.0,  # refresh vacation wait multiplier
-    "k_bus": 0.5,  # bus queue (M/D/1: 0.5)
-    "k_bank": 0.5,  # bank-conflict queue for random traffic (M/D/1: 0.5)
-    "k_write": 1.0,  # write-drain vacation multiplier
-    "k_stream": 0.0,  # extra stream queueing (admission stalls behind a full per-bank queue)
-    "k_turn_stream": 1.0,  # share of the turnaround a stream pays (writes drain to the open row)
+    "p_smooth": 8.0,  # smooth-max exponent of the column-slot and activate-rate limits
+    "k_ref": 1.0,  # refresh vacation wait multiplier
+    "k_bus": 1.0,  # column-slot queue (1 = M/D/1)
+    "k_bank": 1.0,  # bank-conflict queue of random traffic (1 = M/D/1 on tRC)
+    "k_act": 1.0,  # activate-window queue (1 = M/D/c, half the M/M/c wait, per window)
+    "k_write": 1.0,  # share of a write drain a read waits out
+    "k_turn": 1.0,  # read/write turnarounds paid per drained batch (1 = both, per batch)
+    "k_rm": 1.0,  # share of refresh time lost to random traffic with more than one rank
+    "k_win": 1.0,  # controller window of a same-bank stream (1 = read queue + bank queue)
 }
 
 
@@ -227,7 +235,12 @@ def constants(cal: dict[str, float] | None = None) -> dict[str, float]:
 def _t(t: DramTiming | str | dict) -> dict[str, Any]:
     if isinstance(t, dict):
         return t
-    return timing(t).as_arrays()
+    return _timing_dict(timing(t))
+
+
+@lru_cache(maxsize=256)
+def _timing_dict(t: DramTiming) -> dict[str, Any]:
+    return t.as_arrays()
 
 
 def _stream_mask(pattern) -> np.ndarray:
@@ -245,54 +258,83 @@ def _stream_mask(pattern) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- mechanism
-def _service(t: dict[str, Any], stream, rf, k: dict[str, float]):
-    """(cycles per request at saturation c, column spacing c_col, refresh share lost)."""
-    f = np.float64
-    burst = np.asarray(t["burst_cyc"], f)
-    tccd_s = np.asarray(t["tccd_s"], f)
-    tccd_l = np.asarray(t["tccd_l"], f)
-    bg = np.asarray(t["bankgroups"], f)
-    ranks = np.asarray(t["ranks"], f)
-    banks = bg * np.asarray(t["banks_per_group"], f)
+def _f(t: dict[str, Any], key: str, default: float = 0.0) -> np.ndarray:
+    return np.asarray(t.get(key, default), np.float64)
+
+
+def _service(t: dict[str, Any], stream, rf, k: dict[str, float]) -> dict[str, np.ndarray]:
+    """Cycles per request at saturation and the parts of it (see module notes)."""
+    stream = np.asarray(stream, bool)
+    burst, tccd_s, tccd_l = _f(t, "burst_cyc"), _f(t, "tccd_s"), _f(t, "tccd_l")
+    bg, ranks = _f(t, "bankgroups"), _f(t, "ranks", 1)
+    banks = bg * _f(t, "banks_per_group")
+    # column slots (DRAMsim3 timing rules): another bank group tCCD_S, the same bank group
+    # tCCD_L -- with bank groups disabled every slot is tCCD_S
+    slot_s = np.maximum(burst, tccd_s)
+    slot_l = np.where(bg > 1, np.maximum(burst, tccd_l), slot_s)
     mode = np.asarray(t["stream_mode"])
-    same_bank_gap = tccd_s + k["w_ccdl"] * (tccd_l - tccd_s)
-    gap_stream = np.where(mode == 1, tccd_s, np.where(mode == 2, tccd_l, same_bank_gap))
-    gap_random = np.where(bg > 1, tccd_s, tccd_l)
-    c_col = np.maximum(burst, np.where(stream, gap_stream, gap_random))
-    t32 = np.asarray(t.get("t32aw", 0.0), f)
-    trc = np.asarray(t["tras"], f) + np.asarray(t["trp"], f)
-    act_rank = np.maximum.reduce([np.asarray(t["trrd_s"], f), np.asarray(t["tfaw"], f) / 4.0, t32 / 32.0,
+    # a stream whose lines stay in one bank row (mode 0): same-bank spacing, except while
+    # the next row's bank is already in the controller window at a row boundary
+    lines = _f(t, "lines_per_row")
+    window = k["k_win"] * (_f(t, "trans_queue", 32) + _f(t, "cmd_queue", 8))
+    ov = np.minimum(window, lines / 2)
+    t_alone = (lines - 2 * ov) * slot_l
+    t_over = ov * np.maximum(2 * slot_s, slot_l)
+    c_stream = np.where(mode == 1, slot_s, np.where(mode == 2, slot_l, (t_alone + t_over) / lines))
+    # random traffic: the next column command goes to another bank group (tCCD_S) or, one
+    # time in bankgroups, to the same one (tCCD_L); FR-FCFS avoids rank switches
+    slot_r = slot_s + (slot_l - slot_s) / bg
+    # activate rate per rank: tRRD, 4 per tFAW, 32 per t32AW (GDDR), tRC per bank
+    trc = _f(t, "tras") + _f(t, "trp")
+    t32 = _f(t, "t32aw")
+    act_rank = np.maximum.reduce([_f(t, "trrd_s"), _f(t, "tfaw") / 4.0, np.where(t32 > 0, t32 / 32.0, 0.0),
                                   trc / banks])
     c_act = act_rank / ranks
+    # write drains: a read-to-write and a write-to-read turnaround per batch of writes
+    # (the write buffer, trans_queue entries, fills at high load)
+    cl, cwl, trtrs = _f(t, "cl"), _f(t, "cwl"), _f(t, "trtrs", 1.0)
+    twtr = np.where(bg > 1, np.where(stream & (mode == 0), _f(t, "twtr_l"), 0.5 * (_f(t, "twtr_s") + _f(t, "twtr_l"))),
+                    _f(t, "twtr_s"))
+    r2w = cl + burst - cwl + trtrs
+    w2r = cwl + burst + twtr
+    batch = _f(t, "trans_queue", 32)
+    turn = np.maximum(r2w + w2r - 2 * np.where(stream, c_stream, slot_r), 0.0)
+    per_write = k["k_turn"] * (1.0 - np.asarray(rf, np.float64)) * turn / batch
     p = k["p_smooth"]
-    c_rand = (c_col**p + c_act**p) ** (1.0 / p)
-    c = np.where(stream, c_col, c_rand)
-    # read/write turnarounds per drained batch
-    cl, cwl = np.asarray(t["cl"], f), np.asarray(t["cwl"], f)
-    trtrs = np.asarray(t.get("trtrs", 1.0), f)
-    twtr = np.where(stream, np.asarray(t["twtr_l"], f), 0.5 * (np.asarray(t["twtr_s"], f) + np.asarray(t["twtr_l"], f)))
-    t_rtw = cl + burst - cwl + trtrs
-    t_wtr = cwl + burst + twtr
-    turn = np.maximum(t_rtw + t_wtr - 2.0 * c_col, 0.0) * np.where(stream, k["k_turn_stream"], 1.0)
-    wfrac = 1.0 - np.asarray(rf, f)
-    c = c + wfrac * turn / k["write_batch"]
-    ref_share = np.asarray(t["trfc"], f) / np.asarray(t["trefi"], f)
-    phi = np.where(stream | (ranks <= 1), 1.0, k["refresh_multirank"])
-    lost = np.clip(phi * ref_share, 0.0, 0.9)
-    return c, c_col, lost, turn, trc, banks * ranks
+    c_rand = ((slot_r + per_write) ** p + c_act**p) ** (1.0 / p)
+    c = np.where(stream, c_stream + per_write, c_rand)
+    # refresh blocks a rank for tRP + tRFC every tREFI: a stream sits in one rank; random
+    # traffic keeps the other ranks busy while its queue fills with the blocked rank
+    share = (_f(t, "trp") + _f(t, "trfc")) / _f(t, "trefi")
+    lost = np.clip(share * np.where(stream | (ranks <= 1), 1.0, k["k_rm"]), 0.0, 0.9)
+    return {"c": c, "slot_r": slot_r + per_write, "slot_s": slot_s, "slot_l": slot_l, "c_act": c_act, "trc": trc,
+            "banks": banks, "ranks": ranks, "lost": lost, "turn": turn, "batch": batch, "t_alone": t_alone,
+            "t_over": t_over, "phased": (mode == 0) & (slot_l > slot_s) & stream}
 
 
 def _core(t: dict[str, Any], stream, rf, offered_gbps, k: dict[str, float], rho_cap: float | None = None,
           want_idle: bool = True, util=None):
     """Vectorized model: returns (latency_ns, saturation_gbps, rho, idle_ns or None).
-    With ``util`` given, the offered load is ``util`` x the saturation bandwidth."""
+    With ``util`` given, the offered load is ``util`` x the saturation bandwidth.  Scalar
+    timings (the common case: one standard per call) take :func:`_core_fixed`; timings
+    given as arrays (the fit) take :func:`_core_general`."""
+    fx = _fixed(t, k)
+    if fx is None:
+        return _core_general(t, stream, rf, offered_gbps, k, rho_cap, want_idle, util)
+    return _core_fixed(fx, stream, rf, offered_gbps, rho_cap, want_idle, util)
+
+
+def _core_general(t: dict[str, Any], stream, rf, offered_gbps, k: dict[str, float], rho_cap: float | None = None,
+                  want_idle: bool = True, util=None):
+    """:func:`_core` for timings that may be arrays (one formula for every point)."""
+    from models.blocks import queueing
+
     f = np.float64
     stream = _stream_mask(stream)
     rf = np.asarray(rf, f)
-    tck = np.asarray(t["tck_ns"], f)
-    req = np.asarray(t["request_bytes"], f)
-    chans = np.asarray(t.get("channels", 1), f)
-    c, c_col, lost, turn, trc, nbanks = _service(t, stream, rf, k)
+    tck, req, chans = _f(t, "tck_ns"), _f(t, "request_bytes"), _f(t, "channels", 1)
+    s = _service(t, stream, rf, k)
+    c, lost = s["c"], s["lost"]
     sat = chans * req / (c * tck) * (1.0 - lost)
     if util is not None:
         offered = np.asarray(util, f) * sat
@@ -301,41 +343,329 @@ def _core(t: dict[str, Any], stream, rf, offered_gbps, k: dict[str, float], rho_
     else:
         offered = np.asarray(offered_gbps, f)
     rho_raw = offered / sat
-    rho = np.clip(rho_raw, 0.0, rho_cap if rho_cap is not None else 1.0 - 1e-12)
+    rho = np.clip(rho_raw, 0.0, rho_cap if rho_cap is not None else 1.0 - 1e-9)
+    one_m = 1.0 - rho
     lam = offered / chans / req * tck  # requests per cycle per channel
-    trefi = np.asarray(t["trefi"], f)
-    trfc = np.asarray(t["trfc"], f)
-    # row state: streams hit the open row except at row ends and after a refresh
+    trefi, trfc, trp, trcd = _f(t, "trefi"), _f(t, "trfc"), _f(t, "trp"), _f(t, "trcd")
+    banks, ranks = s["banks"], s["ranks"]
+    lines = _f(t, "lines_per_row")
+    # row state at arrival: a stream hits its open row except at row ends and after a
+    # refresh closed it; random traffic conflicts unless a refresh closed the bank since
     with np.errstate(divide="ignore"):
         interval = np.where(lam > 0, 1.0 / np.maximum(lam, 1e-30), np.inf)
-    lpr = np.asarray(t["lines_per_row"], f)
-    p_closed_ref = np.minimum(1.0, nbanks * interval / trefi)
-    p_act_stream = np.minimum(1.0, 1.0 / lpr + np.minimum(1.0, interval / trefi))
-    p_act = np.where(stream, p_act_stream, 1.0)
-    p_conf = np.where(stream, 0.0, 1.0 - p_closed_ref)
-    idle_hit = k["ctrl_cyc"] + np.asarray(t["cl"], f) + np.asarray(t["burst_cyc"], f)
-    l0 = idle_hit + p_act * np.asarray(t["trcd"], f) + p_conf * np.asarray(t["trp"], f)
-    one_m = 1.0 - rho
-    # a refresh blocks the rank for precharge-all + tRFC + re-activation of the row
-    v_ref = trfc + np.asarray(t["trp"], f) + np.asarray(t["trcd"], f)
-    w_ref = k["k_refresh"] * v_ref * v_ref / (2.0 * trefi) / one_m
-    w_bus = k["k_bus"] * c * rho / one_m
-    rho_b = np.clip(lam * trc / nbanks, 0.0, 0.999)
-    w_bank = np.where(stream, 0.0, k["k_bank"] * trc * rho_b / (1.0 - rho_b))
+    p_closed = np.minimum(1.0, banks * ranks * interval / trefi)
+    p_act = np.where(stream, np.minimum(1.0, 1.0 / lines + np.minimum(1.0, interval / trefi)), 1.0)
+    p_conf = np.where(stream, 0.0, 1.0 - p_closed)
+    hit = 1.0 + _f(t, "cl") + _f(t, "burst_cyc")  # controller cycle + CL + burst
+    base = hit + p_act * trcd + p_conf * trp
+    # refresh: a vacation of precharge + tRFC + re-activation once per tREFI per rank
+    vac = trp + trfc + trcd
+    w_ref = k["k_ref"] * vac * vac / (2.0 * trefi) / one_m
+    # stream: the column slot as an M/D/1 server ...
+    w_bus = k["k_bus"] * 0.5 * c * rho / one_m
+    # ... a same-bank stream alternates a slow phase (one bank, slot_l per line) whose
+    # queue is bounded by the phase length, and a fast one (two banks overlapping)
+    sl = s["slot_l"]
+    rho_a = lam * sl
+    f_a = s["t_alone"] / np.maximum(s["t_alone"] + s["t_over"], 1e-9)
+    gap = np.maximum(1.0 - rho_a, np.sqrt(sl / np.maximum(s["t_alone"], sl)))
+    w_a = 0.5 * sl * rho_a / gap + np.maximum(rho_a - 1.0, 0.0) * s["t_alone"] / 2.0
+    so = np.maximum(2.0 * s["slot_s"], sl) / 2.0
+    rho_o = np.clip(lam * so, 0.0, 0.999)
+    w_o = 0.5 * so * rho_o / (1.0 - rho_o)
+    w_bus = np.where(s["phased"], np.maximum(k["k_bus"] * (f_a * w_a + (1.0 - f_a) * w_o), w_bus), w_bus)
+    # random traffic: bank conflicts (each request holds its bank tRC; M/D/1 per bank),
+    # the activate windows as M/D/c servers (c = 4 slots of tFAW, 32 of t32AW; half the
+    # M/M/c wait), tRRD (M/D/1), and the column slot (M/D/1)
+    lim = 0.999
+    rho_b = np.clip(lam / (banks * ranks) * s["trc"], 0.0, lim)
+    w_bank = k["k_bank"] * 0.5 * s["trc"] * rho_b / (1.0 - rho_b)
+    lam_r = lam / ranks
+    faw = _f(t, "tfaw")
+    w_faw = 0.5 * queueing.mmc_wait(np.minimum(lam_r, lim * 4.0 / faw), faw, 4)
+    t32 = _f(t, "t32aw")
+    t32s = np.maximum(t32, 1.0)
+    w_32 = np.where(t32 > 0, 0.5 * queueing.mmc_wait(np.minimum(lam_r, lim * 32.0 / t32s), t32s, 32), 0.0)
+    trrd = _f(t, "trrd_s")
+    rho_rrd = np.clip(lam_r * trrd, 0.0, lim)
+    w_rrd = 0.5 * trrd * rho_rrd / (1.0 - rho_rrd)
+    rho_col = np.clip(lam * s["slot_r"], 0.0, lim)
+    w_col = 0.5 * s["slot_r"] * rho_col / (1.0 - rho_col)
+    w_rand = w_bank + k["k_act"] * (w_faw + w_32 + w_rrd) + w_col
+    # write drains: a drain of B writes (9 when the queues run dry at low load, up to the
+    # write buffer at high load) occupies the bank queues for B requests' service; a read
+    # arriving meanwhile waits out the rest of it
     lam_w = (1.0 - rf) * lam
-    v = k["write_batch"] * c_col + turn
-    w_wr = k["k_write"] * (lam_w / k["write_batch"]) * v * v / 2.0 / one_m
-    w_st = np.where(stream, k["k_stream"] * trfc * rho * rho / one_m, 0.0)
-    lat_cyc = l0 + w_ref + w_bus + w_bank + w_wr + w_st
-    lat = lat_cyc * tck
+    batch = 9.0 + (s["batch"] - 9.0) * rho
+    v_w = batch * c + s["turn"]
+    w_wr = k["k_write"] * lam_w * v_w * v_w / (2.0 * batch)
+    lat = (base + w_ref + np.where(stream, w_bus, w_rand) + w_wr) * tck
     if rho_cap is None:
         lat = np.where(rho_raw >= 1.0, np.inf, lat)
     if not want_idle:
         return lat, sat, rho_raw, None
-    idle = (idle_hit + np.where(stream, 1.0 / lpr, 1.0) * np.asarray(t["trcd"], f)
-            + np.where(stream, 0.0, 1.0) * np.asarray(t["trp"], f)
-            + k["k_refresh"] * v_ref * v_ref / (2.0 * trefi)) * tck
+    idle = (hit + np.where(stream, 1.0 / lines, 1.0) * trcd + np.where(stream, 0.0, 1.0) * trp
+            + k["k_ref"] * vac * vac / (2.0 * trefi)) * tck
     return lat, sat, rho_raw, idle
+
+
+# ----------------------------------------------------------------------------- fast path
+# Models evaluate the block once per standard (scalar timings) on per-point loads and read
+# fractions.  Everything that depends only on the timings and the constants is then a
+# number, computed once per (timing set, constants) by _fixed and cached; _core_fixed runs
+# each pattern's formula only on the points with that pattern.  The formulas are those of
+# _service and _core_general, regrouped so that the per-point work is as small as possible
+# (tests/test_dram_fast.py pins the two paths together).
+_TIMING_KEYS = tuple(f.name for f in fields(DramTiming) if f.name not in ("name", "protocol", "source"))
+_FIXED_CACHE: dict[tuple, dict[str, float]] = {}
+_FIXED_CACHE_MAX = 512
+#: utilization cap of the per-station M/D/1 and M/D/c waits (as in _core_general)
+_RHO_LIM = 0.999
+
+
+def _fixed(t: dict[str, Any], k: dict[str, float]) -> dict[str, float] | None:
+    """Per-configuration numbers of the fast path, or None when a timing is an array."""
+    vals = []
+    for name in _TIMING_KEYS:
+        v = t.get(name)
+        if isinstance(v, np.ndarray):
+            if v.ndim:
+                return None
+            v = v.item()
+        vals.append(v)
+    key = (tuple(vals), tuple(k.items()))
+    fx = _FIXED_CACHE.get(key)
+    if fx is None:
+        if len(_FIXED_CACHE) >= _FIXED_CACHE_MAX:
+            _FIXED_CACHE.clear()
+        fx = _FIXED_CACHE[key] = _fixed_numbers(dict(zip(_TIMING_KEYS, vals)), k)
+    return fx
+
+
+def _fixed_numbers(t: dict[str, Any], k: dict[str, float]) -> dict[str, float]:
+    def g(key: str, default: float = 0.0) -> float:
+        v = t.get(key)
+        return float(default if v is None else v)
+
+    burst, tccd_s, tccd_l = g("burst_cyc"), g("tccd_s"), g("tccd_l")
+    bg, ranks = g("bankgroups"), g("ranks", 1)
+    banks = bg * g("banks_per_group")
+    slot_s = max(burst, tccd_s)
+    slot_l = max(burst, tccd_l) if bg > 1 else slot_s
+    mode = t["stream_mode"]
+    lines = g("lines_per_row")
+    window = k["k_win"] * (g("trans_queue", 32) + g("cmd_queue", 8))
+    ov = min(window, lines / 2)
+    t_alone = (lines - 2 * ov) * slot_l
+    t_over = ov * max(2 * slot_s, slot_l)
+    c_stream = slot_s if mode == 1 else (slot_l if mode == 2 else (t_alone + t_over) / lines)
+    slot_r = slot_s + (slot_l - slot_s) / bg
+    trc = g("tras") + g("trp")
+    t32 = g("t32aw")
+    c_act = max(g("trrd_s"), g("tfaw") / 4.0, t32 / 32.0 if t32 > 0 else 0.0, trc / banks) / ranks
+    cl, cwl, trtrs, burst = g("cl"), g("cwl"), g("trtrs", 1.0), burst
+    twtr_s, twtr_l = g("twtr_s"), g("twtr_l")
+    twtr_rand = 0.5 * (twtr_s + twtr_l) if bg > 1 else twtr_s
+    twtr_stream = (twtr_l if mode == 0 else twtr_rand) if bg > 1 else twtr_s
+    r2w = cl + burst - cwl + trtrs
+    batch = g("trans_queue", 32)
+    turn_s = max(r2w + (cwl + burst + twtr_stream) - 2 * c_stream, 0.0)
+    turn_r = max(r2w + (cwl + burst + twtr_rand) - 2 * slot_r, 0.0)
+    trp, trfc, trefi, trcd = g("trp"), g("trfc"), g("trefi"), g("trcd")
+    share = (trp + trfc) / trefi
+    lost_s = min(max(share, 0.0), 0.9)
+    lost_r = min(max(share * (1.0 if ranks <= 1 else k["k_rm"]), 0.0), 0.9)
+    tck, req, chans = g("tck_ns"), g("request_bytes"), g("channels", 1)
+    hit = 1.0 + cl + burst
+    vac = trp + trfc + trcd
+    w_ref0 = k["k_ref"] * vac * vac / (2.0 * trefi)
+    sl = slot_l
+    return {
+        "p": k["p_smooth"], "c_stream": c_stream, "slot_r": slot_r, "c_act_p": c_act ** k["p_smooth"],
+        "pw_s": k["k_turn"] * turn_s / batch, "pw_r": k["k_turn"] * turn_r / batch, "turn_s": turn_s, "turn_r": turn_r,
+        "batch": batch, "k_sat_s": chans * req / tck * (1.0 - lost_s), "k_sat_r": chans * req / tck * (1.0 - lost_r),
+        "lam_per_gbps": tck / chans / req, "tck": tck, "trcd": trcd, "trp": trp, "hit": hit, "w_ref0": w_ref0,
+        "inv_lines": 1.0 / lines, "refresh_rate": 1.0 / trefi, "closed_rate": banks * ranks / trefi,
+        "k_bus_half": 0.5 * k["k_bus"], "k_bus": k["k_bus"], "k_write_half": 0.5 * k["k_write"], "k_act": k["k_act"],
+        "phased": float((mode == 0) and (sl > slot_s) and True), "sl": sl, "t_alone": t_alone,
+        "f_a": t_alone / max(t_alone + t_over, 1e-9), "gap0": float(np.sqrt(sl / max(t_alone, sl))),
+        "so": max(2.0 * slot_s, sl) / 2.0,
+        "bank_trc": trc / (banks * ranks), "w_bank_k": k["k_bank"] * 0.5 * trc, "ranks": ranks,
+        "faw": g("tfaw"), "t32": t32, "trrd": g("trrd_s"),
+        "idle_s": (hit + 1.0 / lines * trcd + w_ref0) * tck, "idle_r": (hit + trcd + trp + w_ref0) * tck,
+    }
+
+
+def _mdc_half_wait(lam, service: float, servers: int) -> np.ndarray:
+    """Half the M/M/c wait (``0.5 * queueing.mmc_wait``) at ``lam`` already capped below
+    saturation: the same Erlang B recursion, without the saturation branches."""
+    a = lam * service
+    b = a / (1.0 + a)
+    for j in range(2, servers + 1):
+        ab = a * b
+        b = ab / (j + ab)
+    pc = b / (1.0 - a / servers * (1.0 - b))
+    return 0.5 * (pc * service / (servers - a))
+
+
+def _rho(rho_raw, rho_cap):
+    return np.minimum(np.maximum(rho_raw, 0.0), rho_cap if rho_cap is not None else 1.0 - 1e-9)
+
+
+def _power(x, p: float) -> np.ndarray:
+    """``x ** p`` for x > 0: square-and-multiply when p is a small whole number (cheaper
+    than ``pow``, within a few ulp of it), else ``pow``."""
+    if p == int(p) and 1 <= p <= 64:
+        e, base, out = int(p), x, None
+        while e:
+            if e & 1:
+                out = base if out is None else out * base
+            e >>= 1
+            if e:
+                base = base * base
+        return out
+    return x**p
+
+
+def _branch_sat(fx: dict[str, float], stream: bool, rf):
+    """(cycles per request c, the random column slot with its write share -- c for
+    streams --, saturation GB/s) of one pattern's points."""
+    if stream:
+        c = fx["c_stream"] + (1.0 - rf) * fx["pw_s"]
+        return c, c, fx["k_sat_s"] / c
+    sr = fx["slot_r"] + (1.0 - rf) * fx["pw_r"]
+    # smooth maximum of column slot and activate rate
+    c = np.exp(np.log(_power(sr, fx["p"]) + fx["c_act_p"]) / fx["p"])
+    return c, sr, fx["k_sat_r"] / c
+
+
+def _branch_lat(fx: dict[str, float], stream: bool, rf, c, sr, offered, rho_raw, rho_cap):
+    """Mean read latency (ns) of one pattern's points (see _core_general)."""
+    rho = _rho(rho_raw, rho_cap)
+    one_m = 1.0 - rho
+    lam = offered * fx["lam_per_gbps"]
+    with np.errstate(divide="ignore"):
+        inv_lam = 1.0 / lam
+    w = fx["w_ref0"] / one_m
+    if stream:
+        p_act = np.minimum(1.0, fx["inv_lines"] + np.minimum(1.0, inv_lam * fx["refresh_rate"]))
+        w = w + (fx["hit"] + p_act * fx["trcd"])
+        w_bus = fx["k_bus_half"] * c * rho / one_m
+        if fx["phased"]:
+            sl = fx["sl"]
+            rho_a = lam * sl
+            w_a = 0.5 * sl * rho_a / np.maximum(1.0 - rho_a, fx["gap0"]) + np.maximum(rho_a - 1.0, 0.0) * (fx["t_alone"] / 2.0)
+            so = fx["so"]
+            rho_o = np.minimum(lam * so, 0.999)
+            w_o = 0.5 * so * rho_o / (1.0 - rho_o)
+            f_a = fx["f_a"]
+            w_bus = np.maximum(fx["k_bus"] * (f_a * w_a + (1.0 - f_a) * w_o), w_bus)
+        w = w + w_bus
+        turn = fx["turn_s"]
+    else:
+        p_conf = 1.0 - np.minimum(1.0, inv_lam * fx["closed_rate"])
+        w = w + (fx["hit"] + fx["trcd"] + p_conf * fx["trp"])
+        rho_b = np.minimum(lam * fx["bank_trc"], _RHO_LIM)
+        w_rand = fx["w_bank_k"] * rho_b / (1.0 - rho_b)
+        lam_r = lam / fx["ranks"] if fx["ranks"] != 1.0 else lam
+        faw = fx["faw"]
+        w_act = _mdc_half_wait(np.minimum(lam_r, _RHO_LIM * 4.0 / faw), faw, 4)
+        t32 = fx["t32"]
+        if t32 > 0:
+            w_act = w_act + _mdc_half_wait(np.minimum(lam_r, _RHO_LIM * 32.0 / t32), t32, 32)
+        trrd = fx["trrd"]
+        rho_rrd = np.minimum(lam_r * trrd, _RHO_LIM)
+        w_act = w_act + 0.5 * trrd * rho_rrd / (1.0 - rho_rrd)
+        rho_col = np.minimum(lam * sr, _RHO_LIM)
+        w = w + (w_rand + fx["k_act"] * w_act + 0.5 * sr * rho_col / (1.0 - rho_col))
+        turn = fx["turn_r"]
+    # write drains (see _core_general)
+    batch = 9.0 + (fx["batch"] - 9.0) * rho
+    v_w = batch * c + turn
+    w = w + fx["k_write_half"] * ((1.0 - rf) * lam) * v_w * v_w / batch
+    lat = w * fx["tck"]
+    if rho_cap is None:
+        lat = np.where(rho_raw >= 1.0, np.inf, lat)
+    return lat
+
+
+def _resolve_offered(sat, offered_gbps, util):
+    if util is not None:
+        return np.asarray(util, np.float64) * sat
+    if callable(offered_gbps):
+        return np.asarray(offered_gbps(sat), np.float64)
+    return np.asarray(offered_gbps, np.float64)
+
+
+#: points per slice of the fast path: temporaries of this size stay in the L2 cache and
+#: below malloc's mmap threshold (whole-array temporaries are page-faulted in each time)
+_CHUNK = 8192
+
+
+def _sliced(fn, n: int, *args) -> tuple[np.ndarray, ...]:
+    """``fn(*args)`` on slices of ``_CHUNK`` points of the flat length-``n`` arguments
+    (0-d arguments are passed whole); returns a tuple of flat length-``n`` arrays."""
+    if n <= 2 * _CHUNK:
+        return tuple(o if np.ndim(o) else np.full(n, o) for o in fn(*args))
+    res = None
+    for s in range(0, n, _CHUNK):
+        part = fn(*[a[s : s + _CHUNK] if np.ndim(a) else a for a in args])
+        if res is None:
+            res = [np.empty(n) for _ in part]
+        for r, p in zip(res, part):
+            r[s : s + _CHUNK] = p
+    return tuple(res)
+
+
+def _flat(x, shape):
+    """``x`` broadcast to ``shape`` and flattened; 0-d stays 0-d."""
+    return np.broadcast_to(x, shape).reshape(-1) if np.ndim(x) else x
+
+
+def _core_fixed(fx: dict[str, float], stream, rf, offered_gbps, rho_cap, want_idle, util):
+    """:func:`_core` for scalar timings (``fx`` from :func:`_fixed`)."""
+    stream = _stream_mask(stream)
+    rf = np.asarray(rf, np.float64)
+    shape0 = np.broadcast_shapes(stream.shape, rf.shape)
+    n0 = int(np.prod(shape0))
+    # the points of each pattern: (pattern, their flat indices or None for all, read fractions)
+    if stream.ndim == 0 or bool(stream.all()) or not stream.any():
+        groups = [(bool(stream.flat[0]) if stream.size else False, None, _flat(rf, shape0))]
+    else:
+        m = _flat(stream, shape0)
+        rf_f = _flat(rf, shape0)
+        groups = [(s, idx, rf_f[idx] if rf.ndim else rf) for s, idx in ((True, np.flatnonzero(m)), (False, np.flatnonzero(~m)))]
+
+    def scatter(parts, k):
+        if len(groups) == 1:
+            return parts[0][k]
+        out = np.empty(n0)
+        for (_, idx, _), part in zip(groups, parts):
+            out[idx] = part[k]
+        return out
+
+    sat_parts = [_sliced(lambda r, s=s: _branch_sat(fx, s, r), n0 if idx is None else idx.size, rf_p)
+                 for s, idx, rf_p in groups]
+    sat = scatter(sat_parts, 2).reshape(shape0)
+    offered = _resolve_offered(sat, offered_gbps, util)
+    shape = np.broadcast_shapes(shape0, offered.shape)
+    if shape != shape0:  # the load adds dimensions: evaluate on the broadcast inputs
+        lat, _, rho_raw, _ = _core_fixed(fx, np.broadcast_to(stream, shape), np.broadcast_to(rf, shape), offered,
+                                         rho_cap, False, None)
+    else:
+        off_f = _flat(offered, shape0)
+        lat_parts = [_sliced(lambda r, c, sr, st, o, s=s: _lat_rho(fx, s, r, c, sr, st, o, rho_cap),
+                             n0 if idx is None else idx.size, rf_p, *sat_p,
+                             off_f if idx is None or not np.ndim(off_f) else off_f[idx])
+                     for (s, idx, rf_p), sat_p in zip(groups, sat_parts)]
+        lat, rho_raw = scatter(lat_parts, 0).reshape(shape), scatter(lat_parts, 1).reshape(shape)
+    idle = np.where(stream, fx["idle_s"], fx["idle_r"]) if want_idle else None
+    return lat, sat, rho_raw, idle
+
+
+def _lat_rho(fx: dict[str, float], s: bool, rf, c, sr, sat, offered, rho_cap):
+    rho_raw = offered / sat
+    return _branch_lat(fx, s, rf, c, sr, offered, rho_raw, rho_cap), rho_raw
 
 
 # ----------------------------------------------------------------------------- public API
@@ -350,9 +680,17 @@ def saturation_bw_gbps(t: DramTiming | str, pattern="random", read_frac=1.0, *, 
     """Sustainable (saturation) bandwidth in GB/s for a pattern and read fraction."""
     k = constants(cal)
     a = _t(t)
-    c, _, lost, _, _, _ = _service(a, _stream_mask(pattern), read_frac, k)
+    fx = _fixed(a, k)
+    if fx is not None:
+        stream = _stream_mask(pattern)
+        rf = np.asarray(read_frac, np.float64)
+        if stream.ndim == 0:
+            return np.asarray(_branch_sat(fx, bool(stream), rf)[2])
+        return np.where(stream, _branch_sat(fx, True, rf)[2], _branch_sat(fx, False, rf)[2])
+    s = _service(a, _stream_mask(pattern), read_frac, k)
     f = np.float64
-    return np.asarray(a.get("channels", 1), f) * np.asarray(a["request_bytes"], f) / (c * np.asarray(a["tck_ns"], f)) * (1.0 - lost)
+    return (np.asarray(a.get("channels", 1), f) * np.asarray(a["request_bytes"], f) / (s["c"] * np.asarray(a["tck_ns"], f))
+            * (1.0 - s["lost"]))
 
 
 def sustainable_fraction(t: DramTiming | str, pattern="random", read_frac=1.0, *, cal=None) -> np.ndarray:

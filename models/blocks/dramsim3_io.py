@@ -145,6 +145,8 @@ def read_ini(path: str | Path):
         lines_per_row=lines_per_row,
         stream_mode=stream_mode,
         channels=channels,
+        trans_queue=int(gi(sy, "trans_queue_size", 32)),
+        cmd_queue=int(gi(sy, "cmd_queue_size", 16)),
     )
 
 

@@ -58,6 +58,9 @@ def read_ssd_config(path: str | Path):
     tp = tuple(num(f"Page_Program_Latency_{t}", 750000) * ns for t in ("LSB", "CSB", "MSB"))
     width = num("Flash_Channel_Width", 1)
     rate = num("Channel_Transfer_Rate", 333)  # MT/s
+    # MQSim moves 2 x width bytes per (int)(1000 / rate) x 2 ns (integer ns per transfer)
+    ns_per_transfer = int(1000 // rate) if rate > 0 else 0
+    channel_gbps = width / ns_per_transfer if ns_per_transfer > 0 else width * rate * 1e6 / 1e9
     return FlashConfig(
         name=p.stem,
         channels=int(num("Flash_Channel_Count", 8)),
@@ -71,13 +74,14 @@ def read_ssd_config(path: str | Path):
         tprog_us=tp,  # type: ignore[arg-type]
         tbers_us=num("Block_Erase_Latency", 3800000) * ns,
         cell=tech,
-        channel_gbps=width * rate * 1e6 / 1e9,
+        channel_gbps=channel_gbps,
         pcie_lane_gbps=num("PCIe_Lane_Bandwidth", 1.0),
         pcie_lanes=int(num("PCIe_Lane_Count", 4)),
         op_ratio=num("Overprovisioning_Ratio", 0.07),
         ideal_mapping=(_find(root, "Ideal_Mapping_Table", "false") or "false").lower() == "true",
         cmt_bytes=num("CMT_Capacity", 2097152),
         dies_overlap=False,
+        queue_fetch_size=int(num("Queue_Fetch_Size", 512)),
         source=f"MQSim config {p.name}",
     )
 

@@ -128,19 +128,19 @@ _SWITCH_USD = component_price("cxl_switch").value
 # Fitted by models/cxl_ssd/calibration.py (tests/test_cxl_ssd.py checks they still fit):
 #: Firmware on a flash miss (FTL lookup, command issue): Apex-Map worst case, CXL-SSD 84.1x
 #: slower than DRAM (F L107, M L1578).
-MISS_FIRMWARE_NS = 1566.0
+MISS_FIRMWARE_NS = 1201.0
 #: PCIe BAR round trip with the SSD firmware's handling: Apex-Map worst case, PCIe 1.6x
 #: slower than CXL (F L105).
-PCIE_BAR_NS = 3037.0
+PCIE_BAR_NS = 2931.0
 #: Share of loads/stores that touch the expander region: the 72.1% average cut in storage
 #: accesses from PCIe-SSD to CXL-SSD (F L196).
 PCIE_REGION_FRAC = 0.01308
 #: SSD-internal DRAM as a share of the flash capacity (digest ambiguity 3 suggests about 0.1%,
 #: 1 GB per TB; the article states none): the 8 high-miss workloads run 9.6x faster on CXL-SSD
 #: than on PCIe-SSD (F L196; calibration.py).
-SSD_DRAM_FRAC = 0.00134
+SSD_DRAM_FRAC = 0.001373
 #: A BF-tagged miss served from SSD DRAM: STREAM at one thread, CXL-ASSD 14.6x CXL-SSD (F L220).
-BF_HIT_FRAC = 0.9631
+BF_HIT_FRAC = 0.9639
 
 
 #: Greedy-GC write amplification (flash block) on a fine over-provisioning grid; the model

@@ -73,7 +73,6 @@ class Fs2(Model):
     summary = "FS²: switch caches, flexible topology and locality-aware scheduling in coherent CXL/CCIX fabrics"
     source = "Jeong et al., 'FS²: A Fast, Scalable, and Flexible Switching System for Emerging Interconnects', IEEE Micro 2025 (fs2.md)"
     variant_param = "design"
-    eval_chunk = 16384  # measured: fewer, longer numpy calls suit this model's small 2-D arrays
     params = (
         Param("design", "fs2", "fs2.md §1: vanilla tree vs the FS² schemes alone and combined", choices=DESIGNS),
         Param("ha", "single", "fs2.md §1: CXL-like single-point HA (Fig. 6a) or CCIX-like distributed HAs (Fig. 6b)", choices=HA_MODES),

@@ -54,9 +54,6 @@ class Ncs(Model):
     summary = "Neural cloud storage for cold videos: LR storage + SR restore, tier choice, TCO, restore latency"
     source = "Lim et al., IEEE Micro 2025 (NCS; HotStorage'23 'Neural cloud storage'); digest shared/research/ncs.md"
     variant_param = "design"
-    #: points per evaluation slice: the points split four ways by tier set, so larger slices keep
-    #: each group's numpy calls long (measured ~15% faster than the engine's default 8192)
-    eval_chunk = 32768
     params = (
         Param("design", "ncs", "article: Baseline (HR in the best S3 tier, L539) vs NCS", choices=DESIGNS),
         Param("access_interval_days", 45.0, "Fig 5(a) compares TCO at a 45-day access interval (L545)", bounds=(1e-5, 36500.0),
