@@ -91,6 +91,16 @@ def test_reproduce_one_space_end_to_end(tmp_path, cli):
     assert code == 2 and "--all" in err
 
 
+def test_reproduce_lists_missed_headline_claims_and_strict_fails_on_them(tmp_path, cli):
+    # ncs misses one headline claim (upgrade-16pct, see its note)
+    args = ("reproduce", "ncs_interval", "--out", tmp_path / "res", "--site", tmp_path / "site", "-q")
+    code, out, err = cli(*args)
+    assert code == 0, err
+    assert "headline claims outside tolerance (1): ncs:upgrade-16pct" in out
+    code, out, _ = cli(*args, "--strict")
+    assert code == 1 and "ncs:upgrade-16pct" in out
+
+
 def test_bench_reports_rates(cli):
     code, out, _ = cli("bench", "cxl-expander", "--no-sweep", "--seconds", "0.05", "--json")
     rows = json.loads(out)

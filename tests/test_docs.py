@@ -33,3 +33,10 @@ def test_every_model_has_claims_a_space_and_figures():
         if name != "cxl-expander":
             assert (d / "figures.py").exists(), f"{name} has no figures against the paper"
     assert spaces
+
+
+def test_readme_model_sections_are_in_step_with_the_packages():
+    from models.readme import current_block, models_block
+
+    readme = (project_root() / "README.md").read_text()
+    assert current_block(readme) == models_block(), "README is stale: run `python -m models.readme`"

@@ -348,6 +348,14 @@ def _request(a: dict[str, Any], size_b, rf, seq, wa) -> dict[str, Any]:
     }
 
 
+def _gc_us_per_page(wa, tr, tp, xt, tbers, pages_per_block):
+    """Garbage-collection time per host page written (us) at write amplification ``wa``
+    (wa > 1, a drive in steady state): wa - 1 page moves (read + transfer out and in +
+    program) and the erase share of the wa pages written."""
+    return np.where(wa > 1.0, (wa - 1.0) * (READ_CMD_US + tr + 2 * xt + PROG_CMD_US + tp)
+                    + wa * np.asarray(tbers, np.float64) / np.asarray(pages_per_block, np.float64), 0.0)
+
+
 def _harmonic(n) -> np.ndarray:
     n = np.asarray(n, np.float64)
     return np.log(n) + _EULER_GAMMA + 0.5 / n
@@ -371,10 +379,7 @@ def _stations(a, r, lam, k, qd=None, q_die=None, iters=6):
     # that arrive while it is in flight
     map0 = READ_CMD_US + tr + r["x_map"]
     pm = np.where(r["seq"], r["p_map"] / (1.0 + lam * k["k_seqmap"] * map0 * seen), r["p_map"])
-    # garbage collection (wa > 1, a drive in steady state): wa - 1 page moves (read +
-    # program) and the erase share of the wa pages written per host page
-    gc = np.where(wa > 1.0, (wa - 1.0) * (READ_CMD_US + tr + 2 * x + PROG_CMD_US + tp)
-                  + wa * np.asarray(a["tbers"], f) / np.asarray(a["pages_per_block"], f), 0.0)
+    gc = _gc_us_per_page(wa, tr, tp, x, a["tbers"], a["pages_per_block"])
     lam_chip = lam * (n + pm) / units
     q = np.zeros(np.broadcast(lam, n, rf).shape) if q_die is None else np.asarray(q_die, f)
     fetch = np.asarray(a.get("fetch", QUEUE_FETCH_SIZE), f)
@@ -518,7 +523,9 @@ def _closed_response(a, r, x, qd, k) -> np.ndarray:
 #: points per slice of the vectorized solvers (temporaries stay in the cache)
 _CHUNK = 8192
 #: relative fixed-point residual |Y(X) - X| / X at which the closed loop counts as solved
-_CLOSED_TOL = 1e-10
+#: (1e-8: the throughput, returned as Y(X), then lies within ~1e-8 of the root -- far
+#: inside the model's accuracy; 1e-10 cost about half an evaluation more per point)
+_CLOSED_TOL = 1e-8
 #: iterations per slice before its unsolved points wait for the common final round
 _CLOSED_SLICE_ITERS = 8
 _CLOSED_MAX_ITERS = 200
@@ -552,8 +559,7 @@ def _closed_prep(b: dict[str, Any], k: dict[str, float], seq: bool) -> dict[str,
     x_map = b["x_map"]
     map0 = READ_CMD_US + tr + x_map
     wa = b["wa"]
-    gc = np.where(wa > 1.0, (wa - 1.0) * (READ_CMD_US + tr + 2 * xt + PROG_CMD_US + tp)
-                  + wa * b["tbers"] / b["pages_per_block"], 0.0)
+    gc = _gc_us_per_page(wa, tr, tp, xt, b["tbers"], b["pages_per_block"])
     p_map = b["p_map"]
     g.update(has_pm=bool(np.any(p_map != 0)), p_map=p_map, map0=map0, frac=frac, d2h=b["d2h"], h2d=b["h2d"])
     g["cap"] = (units / C - 1) * (xt + READ_CMD_US)  # channel wait bound: the other chips' transfers
@@ -567,8 +573,16 @@ def _closed_prep(b: dict[str, Any], k: dict[str, float], seq: bool) -> dict[str,
     path_r = b["h2d_r"] + b["d2h_r"] + tr + b["n_ch"] * xt
     path_w = b["h2d_w"] + b["d2h_w"] + b["n_ch"] * xt + tp + gc
     x_ub = qd / _mix(g, path_r + READ_CMD_US, path_w + b["n_ch"] * PROG_CMD_US)  # R >= z: X <= qd / z
-    # PCIe waits count unless they stay below 1e-13 of the response at any feasible X
-    g["has_pcie"] = bool(np.any(frac * x_ub * np.maximum(b["d2h"], b["h2d"]) > 1e-13))
+    # PCIe waits count unless they stay below 1e-13 of the response at any feasible X: at
+    # X <= x_ub a direction's utilization is at most rho = frac x_ub t (t its message
+    # time), its wait at most rho t / (1 - rho), and the response at least z = qd / x_ub.
+    # (A link made transparent with a huge bandwidth, as espresso's, has rho ~ 1e-8 but
+    # waits ~ 1e-20 of the response: the wait, not rho, is what must be negligible.)
+    t_pcie = np.maximum(b["d2h"], b["h2d"])
+    rho_pcie = frac * x_ub * t_pcie
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pcie_share = rho_pcie / (1.0 - rho_pcie) * t_pcie * x_ub / qd
+    g["has_pcie"] = bool(np.any((rho_pcie >= 0.5) | ~(pcie_share <= 1e-13)))
     with np.errstate(divide="ignore"):
         g["x_hi"] = np.minimum(x_ub, 1.0 / (frac * np.maximum(b["d2h"], b["h2d"]))) if g["has_pcie"] else x_ub
 
@@ -759,6 +773,22 @@ def _closed_guess(g: dict[str, Any]) -> np.ndarray:
     return np.minimum(y, 0.999 * g["x_hi"])
 
 
+def _stack_points(g: dict[str, Any], m: int):
+    """(keys of g's per-point float arrays, one 2-D array (keys x m) holding them as rows, g
+    with those entries replaced by views of its rows)."""
+    keys = [kk for kk, v in g.items() if isinstance(v, np.ndarray) and v.ndim and v.dtype == np.float64]
+    table = np.stack([g[kk] for kk in keys]) if keys else np.empty((0, m))
+    return keys, table, {**g, **dict(zip(keys, table))}
+
+
+def _keep_points(g: dict[str, Any], keys: list[str], table: np.ndarray, keep: np.ndarray):
+    """(table, g) for the points at ``keep`` only (per-point arrays outside the table, if
+    any, taken one by one)."""
+    table = table.take(keep, axis=1)
+    rest = {kk: v.take(keep) for kk, v in g.items() if kk not in keys and isinstance(v, np.ndarray) and v.ndim}
+    return table, {**g, **dict(zip(keys, table)), **rest}
+
+
 def _closed_iterate(g: dict[str, Any], st: dict[str, np.ndarray], max_iters: int):
     """Secant on Y(X) - X from state ``st`` (x, x_old, d_old, lo, hi) for up to
     ``max_iters`` evaluations.  Returns (positions solved, their throughput, positions
@@ -768,6 +798,10 @@ def _closed_iterate(g: dict[str, Any], st: dict[str, np.ndarray], max_iters: int
     pos = np.arange(m)
     done_pos, done_val = [], []
     live = np.ones(m, bool)
+    # Solved points leave the working set.  g holds some 40 per-point arrays; they are
+    # kept as the rows of one 2-D table so that dropping points is one take() on it, not
+    # 40 boolean-mask copies (which cost as much as the secant's own bookkeeping).
+    keys, table, g = _stack_points(g, m)
     for _ in range(max_iters):
         y = _closed_map(g, x)
         d = y - x
@@ -788,12 +822,14 @@ def _closed_iterate(g: dict[str, Any], st: dict[str, np.ndarray], max_iters: int
             if n_live == 0:
                 return np.concatenate(done_pos), np.concatenate(done_val), pos[:0], g, {}
             if n_live <= 0.75 * live.size:  # drop the solved points from the working set
-                g = {kk: (v[live] if isinstance(v, np.ndarray) and v.ndim else v) for kk, v in g.items()}
-                x, x_old, d_old, lo, hi, pos = (v[live] for v in (x, x_old, d_old, lo, hi, pos))
+                keep = np.flatnonzero(live)
+                table, g = _keep_points(g, keys, table, keep)
+                x, x_old, d_old, lo, hi, pos = (v.take(keep) for v in (x, x_old, d_old, lo, hi, pos))
                 live = np.ones(n_live, bool)
     if not live.all():
-        g = {kk: (v[live] if isinstance(v, np.ndarray) and v.ndim else v) for kk, v in g.items()}
-        x, x_old, d_old, lo, hi, pos = (v[live] for v in (x, x_old, d_old, lo, hi, pos))
+        keep = np.flatnonzero(live)
+        table, g = _keep_points(g, keys, table, keep)
+        x, x_old, d_old, lo, hi, pos = (v.take(keep) for v in (x, x_old, d_old, lo, hi, pos))
     dp = np.concatenate(done_pos) if done_pos else pos[:0]
     dv = np.concatenate(done_val) if done_val else np.zeros(0)
     return dp, dv, pos, g, {"x": x, "x_old": x_old, "d_old": d_old, "lo": lo, "hi": hi}
@@ -901,8 +937,7 @@ def _open_slice(b: dict[str, Any], k: dict[str, float], seq: bool):
     x_map = b["x_map"]
     map0 = READ_CMD_US + tr + x_map
     wa = b["wa"]
-    gc = np.where(wa > 1.0, (wa - 1.0) * (READ_CMD_US + tr + 2 * xt + PROG_CMD_US + tp)
-                  + wa * b["tbers"] / b["pages_per_block"], 0.0)
+    gc = _gc_us_per_page(wa, tr, tp, xt, b["tbers"], b["pages_per_block"])
     p_map = b["p_map"]
     has_pm = bool(np.any(p_map != 0))
     pm = p_map / (1.0 + lam * k["k_seqmap"] * map0) if (seq and has_pm) else p_map
@@ -997,8 +1032,7 @@ def _unloaded(a, r) -> np.ndarray:
     rf, xt, nch = r["rf"], r["x"], r["n_ch"]
     tr, tp = np.asarray(a["tr_mean"], f), np.asarray(a["tprog_mean"], f)
     wa = r["wa"]
-    gc = np.where(wa > 1.0, (wa - 1.0) * (READ_CMD_US + tr + 2 * xt + PROG_CMD_US + tp)
-                  + wa * np.asarray(a["tbers"], f) / np.asarray(a["pages_per_block"], f), 0.0)
+    gc = _gc_us_per_page(wa, tr, tp, xt, a["tbers"], a["pages_per_block"])
     read = r["h2d_r"] + r["d2h_r"] + READ_CMD_US + tr + nch * xt
     write = r["h2d_w"] + r["d2h_w"] + nch * (PROG_CMD_US + xt) + tp + gc
     return rf * read + (1 - rf) * write + r["p_map"] * (READ_CMD_US + tr + r["x_map"])
