@@ -119,7 +119,7 @@ def block_rows(min_seconds: float, only: str | None = None) -> list[BenchRow]:
         except ModuleNotFoundError:
             continue
         for case, fn in mod.bench_cases():
-            if only and only not in case:
+            if only and not case.startswith(only):
                 continue
             target = BLOCK_CASE_TARGETS.get(case)
             if target is None and not modname.endswith("llm.bench") and case not in ITERATIVE_BLOCK_CASES:

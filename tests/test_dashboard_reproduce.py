@@ -101,6 +101,12 @@ def test_reproduce_lists_missed_headline_claims_and_strict_fails_on_them(tmp_pat
     assert code == 1 and "ncs:upgrade-16pct" in out
 
 
+def test_bench_takes_one_block(cli):
+    code, out, _ = cli("bench", "queueing", "--seconds", "0.01", "--json")
+    names = [r["name"] for r in json.loads(out)]
+    assert code == 0 and names and all(n.startswith("queueing.") for n in names)
+
+
 def test_bench_reports_rates(cli):
     code, out, _ = cli("bench", "cxl-expander", "--no-sweep", "--seconds", "0.05", "--json")
     rows = json.loads(out)

@@ -13,7 +13,7 @@ def register(app: typer.Typer) -> None:
 
 
 def bench_cmd(
-    name: Annotated[str | None, typer.Argument(help="One model (or 'blocks'); everything when left out.")] = None,
+    name: Annotated[str | None, typer.Argument(help="A model or model family, 'blocks', or one block (llm, flash, dram, cache, ...); everything when left out.")] = None,
     sweep: Annotated[bool, typer.Option("--sweep/--no-sweep", help="Time a 1e6-point grid sweep.")] = True,
     seconds: Annotated[float, typer.Option(help="Minimum seconds per case.")] = 0.5,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
@@ -28,9 +28,12 @@ def bench_cmd(
         rows += bench.model_rows(registry.names(), seconds)
     elif name != "blocks":
         fam = [n for n in registry.names() if n == name or n.startswith(name + "-")]
-        if not fam:
-            registry.model_class(name)  # raises the unknown-model error
-        rows += bench.model_rows(fam, seconds)
+        if fam:
+            rows += bench.model_rows(fam, seconds)
+        else:
+            rows += bench.block_rows(seconds, only=name + ".")
+            if not rows:
+                registry.model_class(name)  # raises the unknown-model error
     if name is None:
         if sweep:
             rows.append(bench.sweep_row())
