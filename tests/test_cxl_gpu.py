@@ -223,3 +223,31 @@ def test_llm_bad_input():
         largest_model(mode="finetune")
     with pytest.raises(DseError, match="speed_frac"):
         largest_model(speed_frac=1.5)
+
+
+def test_hol_stall_from_queue_occupancy():
+    """A GC pause stalls the GPU only after the memory queue is full of blocked stores:
+    pause - queue / store rate, never negative, none without stores."""
+    from models.cxl_gpu.model import hol_stall_us
+
+    # 32 entries at 0.01 stores/ns fill in 3.2 us: a 1000 us pause stalls 996.8 us
+    assert float(hol_stall_us(1000.0, 32, 0.01)) == pytest.approx(996.8)
+    # a trickle of stores (32 in 3.2 ms) never fills the queue during a 1 ms pause
+    assert float(hol_stall_us(1000.0, 32, 1e-5)) == 0.0
+    assert float(hol_stall_us(1000.0, 32, 0.0)) == 0.0
+    # a deeper queue absorbs more of the pause
+    assert float(hol_stall_us(1000.0, 128, 0.01)) < float(hol_stall_us(1000.0, 32, 0.01))
+
+
+def test_gc_stall_share_by_design(model):
+    """Store-intensive kernels stall on GC under SR on Z-NAND (a third of the run or more),
+    DS removes the stall, Optane (write in place) and the DRAM endpoint have none."""
+    names = ["cfd", "gauss", "bfs"]
+    sr = model.run({"design": "cxl_sr", "media": "znand", "workload": names})["gc_stall_frac"]
+    ds = model.run({"design": "cxl_ds", "media": "znand", "workload": names})["gc_stall_frac"]
+    assert np.all(sr > 0.3) and np.all(sr < 0.6)
+    assert np.all(ds < 1e-6)
+    for media in ("optane", "dram"):
+        assert np.all(model.run({"design": "cxl_sr", "media": media, "workload": names})["gc_stall_frac"] == 0.0)
+    # GC stalls do not exist without CXL
+    assert np.isnan(model.run({"design": "gpu_dram", "workload": "bfs"})["gc_stall_frac"]).all()

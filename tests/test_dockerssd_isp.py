@@ -29,17 +29,44 @@ def run(model, design, **kw):
 
 
 def test_headline_claims_within_tolerance(results):
-    head = [r for r in results.values() if r.headline and r.id != "intro-vs-host"]
-    assert {r.id for r in head} == {"dvirtfw-vs-pisp", "dvirtfw-vs-dnaive", "dvirtfw-vs-dfullos"}
+    head = [r for r in results.values() if r.headline]
+    assert {r.id for r in head} == {"intro-vs-host", "dvirtfw-vs-pisp", "dvirtfw-vs-dnaive", "dvirtfw-vs-dfullos"}
     for r in head:
         assert r.passed, (r.id, r.value, r.expected)
 
 
-def test_intro_host_speedup_is_the_known_shortfall(results):
-    # documented in the claim note: the model puts D-VirtFW about level with the host on average
-    r = results["intro-vs-host"]
-    assert 0.95 <= r.value <= 1.15
-    assert not r.passed
+def test_intro_host_speedup(results):
+    # 1.3x (L913), predicted through the CPI-stack split of software time (mem_stall_frac = 0.5)
+    assert results["intro-vs-host"].value == pytest.approx(1.32, abs=0.02)
+
+
+def test_memory_stalls_do_not_scale_with_the_clock(model):
+    # pure clock ratio at mem_stall_frac = 0; no slowdown at all when every microsecond is a DRAM stall
+    for m, ratio in ((0.0, 3.8 / 2.2), (0.5, 0.5 * 3.8 / 2.2 + 0.5), (1.0, 1.0)):
+        h = run(model, "host", mem_stall_frac=m)["compute_s"]
+        v = run(model, "d_virtfw", mem_stall_frac=m)["compute_s"]
+        np.testing.assert_allclose(v / h, ratio, rtol=1e-9)
+    # the device's Linux work (D-FullOS's system term) shrinks the same way relative to the host's
+    f0 = run(model, "d_fullos", mem_stall_frac=0.0)["system_s"] / run(model, "host", mem_stall_frac=0.0)["system_s"]
+    f1 = run(model, "d_fullos", mem_stall_frac=1.0)["system_s"] / run(model, "host", mem_stall_frac=1.0)["system_s"]
+    np.testing.assert_allclose(f0, 3.8 / 2.2, rtol=1e-9)
+    np.testing.assert_allclose(f1, 1.0, rtol=1e-9)
+
+
+@pytest.mark.parametrize("m,lo,hi", [(0.0, 1.03, 1.07), (0.25, 1.15, 1.19)])
+def test_intro_host_speedup_sensitivity(m, lo, hi):
+    # claim note: with the anchors refitted, a pure clock ratio gives ~1.05x (the earlier shortfall) and a
+    # stall share at the low end of the literature still ~1.17x, inside the band
+    import models.dockerssd.fit as fit
+    from scipy.optimize import least_squares
+
+    def resid(x):
+        vals = fit.claim_values(fit.ISP_ANCHORS, {**dict(zip(fit.ISP_KEYS, map(float, x))), "mem_stall_frac": m})
+        return [vals[i][0] / vals[i][1] - 1.0 for i in fit.ISP_ANCHORS]
+
+    x = least_squares(resid, x0=[1.2, 3.4, 28.0, 3.4], x_scale="jac", xtol=1e-8, ftol=1e-8).x
+    v = fit.claim_values(("intro-vs-host",), {**dict(zip(fit.ISP_KEYS, map(float, x))), "mem_stall_frac": m})
+    assert lo <= v["intro-vs-host"][0] <= hi
 
 
 def test_predicted_secondary_claims(results):
@@ -51,7 +78,7 @@ def test_io_peak_is_the_known_overshoot(results):
     # documented in the claim note: nginx-filedown is link-bound on the host and reads the MLC array at the
     # flash block's sequential bandwidth (~10.2 GB/s) on the device, past the article's "up to 2x"
     r = results["abs-io-2x"]
-    assert r.value == pytest.approx(2.41, abs=0.03)
+    assert r.value == pytest.approx(2.61, abs=0.03)
     assert not r.passed
 
 

@@ -107,3 +107,19 @@ def test_ssd_memory_is_cheaper_than_local_dram_at_scale(m):
     assert np.all(ssd < local)
     small = m.point(design="expand", workload="lbm")["usd_per_gib"]
     assert small > ssd[0]
+
+
+def test_graph_headline_reading_checks(m):
+    # claims.yaml abs-graph-9x: the miss is not a baseline or averaging artefact
+    graph = list(mod.GRAPH)
+    ex = m.run({"design": "expand", "workload": graph})
+    s = ex["speedup_vs_nopf_x"]
+    gmean, amean, hmean = float(np.exp(np.mean(np.log(s)))), float(np.mean(s)), float(len(s) / np.sum(1.0 / s))
+    assert amean / hmean < 1.01 and hmean <= gmean <= amean  # the four speedups are too alike to matter
+    # against a host-side prefetcher ExPAND is 2.4x-5.6x, far from 9x: the 9x is over NoPrefetch
+    for d in ("rule1", "rule2", "ml1", "ml2"):
+        r = m.run({"design": d, "workload": graph})
+        ratio = float(np.exp(np.mean(np.log(r["time_ns_per_kinst"] / ex["time_ns_per_kinst"]))))
+        assert 2.0 < ratio < 6.0, (d, ratio)
+    # prefetch traffic (useful + useless) leaves the CXL link mostly idle
+    assert float(np.max(ex["link_util_frac"])) < 0.10

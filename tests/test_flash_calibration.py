@@ -33,17 +33,20 @@ def test_heldout_config_within_15pct(split):
 
 
 def test_saturation(split):
-    """Throughput of the highest-load run of every group.  The mean is within 10 %; a few
-    groups are not: sequential 70/30 mixes (reads and writes break the plane-aligned
-    merging the model assumes, up to ~30 % on espresso) and random reads on mqsim_default
-    (its cached mapping table makes MQSim ~20 % slower than the model at QD >= 64 for a
-    reason the model does not capture).  So the maximum is bounded by the measured value,
-    not the 10 % target."""
+    """Throughput of the highest-load run of every group.  The held-out configuration's
+    mean is within 10 % (it was 16 % before read rounds were modelled: every random-read
+    group of mqsim_default was 20-26 % too fast).  A few groups stay outside 10 %
+    (sequential 70/30 mixes on espresso, where reads and writes break the plane-aligned
+    merging the model assumes, and 4-16 KiB writes of mqsim_default), so the maximum is
+    bounded by the measured value, not the 10 % target."""
     df, train, consts = split
     s_train = flash_fit.summarize(df, consts, train)
     assert s_train["sat_mean_err_pct"] <= 10.0
+    held_cfg = np.isin(df["config"].to_numpy(), list(flash_fit.HOLDOUT_CONFIGS))
+    s_held = flash_fit.summarize(df, consts, held_cfg)
+    assert s_held["sat_groups"] >= 15 and s_held["sat_mean_err_pct"] <= 10.0 and s_held["sat_max_err_pct"] <= 25.0
     s_all = flash_fit.summarize(df, consts)
-    assert s_all["sat_mean_err_pct"] <= 12.0 and s_all["sat_max_err_pct"] <= 35.0
+    assert s_all["sat_mean_err_pct"] <= 10.0 and s_all["sat_max_err_pct"] <= 25.0
 
 
 def test_leave_one_config_out():

@@ -119,3 +119,55 @@ def test_calibration_reproduces_fitted_constants(model):
 
     for k, v in fit().items():
         assert model.param_map()[k].default == pytest.approx(v, rel=1e-5), k
+
+
+def test_task_execution_memory_is_sparks_unified_share():
+    from models.mhj import spark
+
+    # (20 GB - 300 MiB) x 0.6 / 4 running tasks
+    assert spark.task_execution_memory_b(20e9, 4, 0.6) == pytest.approx((20e9 - 300 * 2**20) * 0.6 / 4)
+
+
+def test_sort_spill_runs_and_bytes():
+    from models.mhj.spark import sort_spill
+
+    row_b, mem = 40.0, 6.8e9  # 68 B per record in the sort buffer -> 100 M rows per run
+    rows = np.asarray([50e6, 100e6, 150e6, 250e6, 1000e6])
+    spilled, runs = sort_spill(rows, row_b, mem, 24.0)
+    np.testing.assert_allclose(runs, [1, 1, 2, 3, 10])
+    # every full buffer goes to disk; the last run stays in memory
+    np.testing.assert_allclose(spilled, [0, 0, 100e6, 200e6, 900e6])
+    # more data per unit of memory: more runs and a larger spilled share
+    assert np.all(np.diff(runs) >= 0) and np.all(np.diff(spilled / rows) >= 0)
+
+
+def test_no_spill_at_the_articles_setup(model):
+    # 20 GB executors, 200 partitions: the largest task (Q24: 15.8 M rows x 68 B = 1.08 GB) is a
+    # third of its 2.95 GB, so no TPC-DS or synthetic sort spills
+    from models.mhj.model import WORKLOADS
+
+    out = model.run({"scheme": "smj", "workload": list(WORKLOADS)})
+    assert np.all(out["spill_gb"] == 0.0)
+
+
+def test_small_executors_make_smj_spill(model):
+    from models.mhj import spark
+
+    # syn_store, 5 GB executors: 702.8 MB per task against 15.84 M rows x 60 B = 950 MB -> 2 runs
+    mem = np.asarray([20.0, 5.0, 2.0, 1.0])
+    smj = model.run({"scheme": "smj", "workload": "syn_store", "executor_mem_gb": mem})
+    shj = model.run({"scheme": "shj", "workload": "syn_store", "executor_mem_gb": mem})
+    task_mem = (5e9 - 300 * 2**20) * 0.6 / 4
+    expect_gb = 200 * (task_mem / 60.0) * (32 + spark.SPILL_RECORD_OVERHEAD_B) / 1e9
+    assert smj["spill_gb"][0] == 0.0
+    assert smj["spill_gb"][1] == pytest.approx(expect_gb, rel=1e-9)
+    assert np.all(np.diff(smj["spill_gb"]) > 0)  # less memory, more spilled
+    assert np.all(np.diff(smj["query_s"]) > 0)
+    # one write + one read per spilled byte: the added time is the shuffle's storage round trip
+    g = model.param_map()["shuffle_storage_gbps"].default
+    added_s = smj["query_s"][1] - smj["query_s"][0]
+    assert added_s == pytest.approx(expect_gb * (2.0 / 64 + 2.0 / g), rel=1e-6)
+    # SHJ does not sort (at 1 GB its per-executor map of 1.15 GB no longer fits: infeasible)
+    np.testing.assert_allclose(shj["query_s"][:3], shj["query_s"][0], rtol=1e-12)
+    assert np.isnan(shj["query_s"][3])
+    assert np.all(shj["spill_gb"] == 0.0)

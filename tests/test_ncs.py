@@ -257,3 +257,21 @@ def test_figures_build():
     assert len(figs) == 6
     for title, chart in figs:
         assert title and chart.to_dict()
+
+
+def test_upgrade_share_follows_the_mean_lr_ratio_not_its_spread(model):
+    # claims.yaml upgrade-16pct: spreading the SR-aware saving over 0-15% across contents moves the
+    # upgraded share and the fleet saving only through the mean LR ratio (the views CDF is nearly
+    # linear between the contents' thresholds), so a spread cannot reconcile the two fleet numbers
+    spread = model.run({"design": "ncs", "sr_bitrate_saving_frac": list(np.linspace(0.0, 0.15, 31))})
+    typical = model.point(design="ncs")
+    assert float(np.mean(spread["upgraded_pct"])) == pytest.approx(typical["upgraded_pct"], abs=0.1)
+    assert float(np.mean(spread["fleet_saving_pct"])) == pytest.approx(typical["fleet_saving_pct"], abs=0.1)
+    # more SR-aware saving (smaller LR) upgrades more videos
+    assert spread["upgraded_pct"][-1] > spread["upgraded_pct"][0] + 2.0
+
+
+def test_upgrade_definition_widens_with_the_tier_menu(model):
+    # only moves to S3 Standard count under the instant menu; a menu with more rungs upgrades more
+    share = {ts: model.point(design="ncs", tier_set=ts)["upgraded_pct"] for ts in ("instant", "instant_all", "paper")}
+    assert share["instant"] < share["instant_all"] < share["paper"]

@@ -214,3 +214,17 @@ def test_tcp_fast_path_matches_the_block():
     base = paths.tcp_base_us(rate)
     for out_b, back_b in ((512.0, 512.0), (0.0, 174_763.0), (1 << 20, 512.0), (3000.0, 70.0)):
         np.testing.assert_allclose(paths.tcp_exchange_us(out_b, back_b, rate, base), paths.tcp_exchange_us(out_b, back_b, rate), rtol=1e-12)
+
+
+def test_deferred_parity_gain_is_the_parity_cpu_share(model):
+    # claims.yaml deferred_parity_gain: the 4 MB (4, 4) PUT is bound by the gateway CPU, so a
+    # faster fabric (parity bytes off the critical path) changes nothing and more cores do
+    kw = dict(system="minrdio", workload="put", object_kb=4096.0, parity_count=4.0)
+    base = model.point(**kw)["throughput_kiops"]
+    assert model.point(**kw, link_gbit_s=112.0)["throughput_kiops"] == pytest.approx(base, rel=0.01)
+    assert model.point(**kw, cores_per_node=40)["throughput_kiops"] > 1.3 * base
+    # at every load the gain stays near the parity's share of the PUT (~14-15%), never 20%
+    for threads in (1, 8, 40):
+        v = model.point(**kw, threads=threads)["throughput_kiops"]
+        d = model.point(**kw, threads=threads, parity_mode="deferred")["throughput_kiops"]
+        assert 0.12 < d / v - 1.0 < 0.16, threads

@@ -22,6 +22,13 @@ out-of-order transaction scheduler and ONFI NV-DDR2 channel model):
 * **Channel** -- command/address cycles (ONFI NV-DDR2 defaults) and data transfers; data
   out of a finished read goes before new commands; waits follow a non-preemptive
   priority M/G/1 residual (``k_ch``), bounded by the other chips on the channel.
+* **Read rounds** -- because pending data-outs go first and a command is issued only to an
+  idle channel, chips with queued reads fall into step: they get their commands together,
+  finish tR together and then wait for each other's data-out.  In the limit a chip's read
+  cycle is tR plus every chip's transfer on its channel (MQSim at saturation: chip array
+  share + channel share = 1).  Each read op (and mapping read) waits ``rho**2`` of the
+  other chips' data-out (the chance that another chip has a queued op, M/M/1), the chip
+  utilization ``rho`` solved with this wait (a quadratic).
 * **Cached mapping table** -- without an ideal mapping table a random request misses the
   CMT and first reads a 512-B translation entry from flash; a sequential stream shares one
   mapping read with the requests arriving while it is in flight.
@@ -126,6 +133,11 @@ class FlashConfig:
     ideal_mapping: bool = True
     cmt_bytes: float = 0.0
     dies_overlap: bool = False  # MQSim: dies of one chip never overlap
+    #: MQSim's transaction scheduler: a command goes only to an idle channel and pending
+    #: data-outs go first, so chips with queued reads fall into rounds (module docstring).
+    #: Configs read from MQSim files have it; the others model a controller that overlaps
+    #: commands with other dies' transfers (cache read / die interleaving, assumption).
+    read_rounds: bool = False
     queue_fetch_size: int = QUEUE_FETCH_SIZE
     source: str = ""
 
@@ -169,11 +181,12 @@ def _mk(name, ch, chips, dies, planes, page, ppb, bpp, cell, ch_gbps, lane, lane
 
 CONFIGS: dict[str, FlashConfig] = {
     "espresso_tlc": _mk("espresso_tlc", 8, 8, 1, 4, 16384, 96, 128, "TLC", 2.4, 3.938, 4,
+                        read_rounds=True,
                         source="results/reference/mqsim/configs/espresso_tlc_fob.xml (Espresso JBOF SSD, 8ch x 8 dies x 4 planes)"),
     "znand_like": _mk("znand_like", 8, 8, 1, 4, 16384, 96, 128, "ZNAND", 2.4, 3.938, 4,
-                      source="results/reference/mqsim/configs/znand_like_fob.xml (SLC Z-NAND-like timings)"),
+                      read_rounds=True, source="results/reference/mqsim/configs/znand_like_fob.xml (SLC Z-NAND-like timings)"),
     "mqsim_default": _mk("mqsim_default", 8, 4, 2, 2, 8192, 256, 2048, "MLC", 0.333, 1.0, 4, ideal_mapping=False,
-                         cmt_bytes=2 * 2**20, source="MQSim ssdconfig.xml as shipped (CMU-SAFARI/MQSim)"),
+                         cmt_bytes=2 * 2**20, read_rounds=True, source="MQSim ssdconfig.xml as shipped (CMU-SAFARI/MQSim)"),
     "dockerssd_mlc": _mk("dockerssd_mlc", 12, 4, 1, 2, 16384, 256, 1024, "MLC", 1.2, 3.938, 4,
                          source="DockerSSD (48 MLC dies over 12 channels), research/dockerssd.md; assumption: 1.2 GB/s channels, PCIe 5 x4"),
     "espresso_ssd": _mk("espresso_ssd", 8, 8, 1, 4, 16384, 96, 128, "TLC", 2.4, 3.938, 4,
@@ -205,6 +218,10 @@ DEFAULT_CONSTANTS: dict[str, float] = {
     # random multi-plane merging: extra pages per command per page queued at the die
     # assumption: first guess from MQSim's multi-plane command counts at QD 256 (~8 %)
     "k_mp": 0.022,
+    # ... for programs, fitted separately: once read rounds are modelled one shared constant
+    # cannot serve both (fitted: reads ~0.16, programs ~0.03 per queued page); first guess
+    # as reads
+    "k_mp_w": 0.022,
     # sequential merging: 1 - exp(-a_seq q / (planes - 1)) of the other planes join
     "a_seq": 0.4,
     # fork-join: a request of n pages waits H_n ** k_fj times the mean page wait.  Fixed:
@@ -264,14 +281,14 @@ def _cfg_arrays(cfg) -> dict[str, Any]:
     page_bytes, pages_per_block, tr_mean / tprog_mean / tr2_mean / tprog2_mean (us, us^2,
     over the page-type mix), tbers, ch_bw (channel bytes per us), pcie_bw (raw link
     bytes per us, all lanes), lanes, p_map (CMT miss probability of a random request),
-    op_ratio, fetch (NVMe fetch window)."""
+    op_ratio, fetch (NVMe fetch window), rounds (1 with read rounds, else 0)."""
     if isinstance(cfg, dict):
         # the dict form may leave out what it does not vary: no page-type spread, one die
         # per chip, no mapping misses, 4 PCIe lanes, MQSim's fetch window
         out = dict(cfg)
         out.setdefault("tr2_mean", np.square(np.asarray(out["tr_mean"], np.float64)))
         out.setdefault("tprog2_mean", np.square(np.asarray(out["tprog_mean"], np.float64)))
-        for key, default in (("dies", 1), ("p_map", 0.0), ("lanes", 4), ("fetch", QUEUE_FETCH_SIZE),
+        for key, default in (("dies", 1), ("p_map", 0.0), ("lanes", 4), ("fetch", QUEUE_FETCH_SIZE), ("rounds", 0.0),
                              ("tbers", 0.0), ("pages_per_block", 256)):
             out.setdefault(key, default)
         return out
@@ -285,6 +302,7 @@ def _cfg_arrays(cfg) -> dict[str, Any]:
         "tbers": c.tbers_us, "ch_bw": c.channel_gbps * GB / US_PER_S,
         "pcie_bw": c.pcie_lane_gbps * c.pcie_lanes * GB / US_PER_S, "lanes": c.pcie_lanes,
         "p_map": 0.0 if c.ideal_mapping else _cmt_miss(c), "op_ratio": c.op_ratio, "fetch": c.queue_fetch_size,
+        "rounds": 1.0 if c.read_rounds else 0.0,
     }
 
 
@@ -361,6 +379,23 @@ def _harmonic(n) -> np.ndarray:
     return np.log(n) + _EULER_GAMMA + 0.5 / n
 
 
+def _round_cap(wm1, xbar, sd_tr, rounds):
+    """Data-out of the other ``wm1`` chips of a channel that a read op waits for in a full
+    round (``xbar``: data-out + command per read op), thinned where the array times spread
+    (TLC page types): only chips finishing within about one transfer of each other meet,
+    a share ``1 / (1 + sd(tR) / xbar)`` (1 for equal tR, as MLC/SLC)."""
+    return rounds * wm1 * xbar / (1.0 + sd_tr / xbar)
+
+
+def _round_wait(capb, rho0, c):
+    """Read-round wait per read op: ``capb rho**2`` where ``rho = rho0 + c rho**2`` is the
+    chip utilization with the wait included (``rho0`` without it; ``c rho**2`` what the
+    wait adds), the smaller root, at most 1 where the wait would saturate the chip."""
+    disc = np.maximum(1.0 - 4.0 * c * rho0, 0.0)
+    rho = np.minimum(2.0 * rho0 / (1.0 + np.sqrt(disc)), 1.0)
+    return capb * rho * rho
+
+
 def _stations(a, r, lam, k, qd=None, q_die=None, iters=6):
     """Chip and channel service at request rate ``lam`` (per us).  ``qd``: closed loop
     (waits are those seen by an arrival among qd - 1 others); ``q_die``: pages waiting
@@ -380,16 +415,17 @@ def _stations(a, r, lam, k, qd=None, q_die=None, iters=6):
     map0 = READ_CMD_US + tr + r["x_map"]
     pm = np.where(r["seq"], r["p_map"] / (1.0 + lam * k["k_seqmap"] * map0 * seen), r["p_map"])
     gc = _gc_us_per_page(wa, tr, tp, x, a["tbers"], a["pages_per_block"])
+    sd_tr = np.sqrt(np.maximum(np.asarray(a["tr2_mean"], f) - tr * tr, 0.0))
     lam_chip = lam * (n + pm) / units
     q = np.zeros(np.broadcast(lam, n, rf).shape) if q_die is None else np.asarray(q_die, f)
     fetch = np.asarray(a.get("fetch", QUEUE_FETCH_SIZE), f)
     for _ in range(iters if q_die is None else 1):
-        def merge(qcls):
+        def merge(qcls, k_mp):
             m_seq = 1 + (P - 1) * (1 - np.exp(-k["a_seq"] * qcls / np.maximum(P - 1, 1)))
-            m_rnd = 1 + k["k_mp"] * (P - 1) / P * qcls
+            m_rnd = 1 + k_mp * (P - 1) / P * qcls
             return np.clip(np.where(r["seq"], m_seq, m_rnd), 1.0, P)
 
-        m_r, m_w = merge(q * rf), merge(q * (1 - rf))
+        m_r, m_w = merge(q * rf, k["k_mp"]), merge(q * (1 - rf), k["k_mp_w"])
         t_rc = READ_CMD_US + (m_r - 1) * READ_CMD_PLANE_US
         t_pc = PROG_CMD_US + (m_w - 1) * PROG_CMD_PLANE_US
         # channel: data out (high priority), commands and data in (low priority)
@@ -403,6 +439,13 @@ def _stations(a, r, lam, k, qd=None, q_die=None, iters=6):
         s_r = (t_rc + tr) / m_r + x + w_ch + w_ch / m_r
         s_w = (t_pc + tp) / m_w + x + w_ch / m_w + gc
         s_map = map0 + 2 * w_ch
+        # read rounds: each read op waits for the data-out of the chips in step with it
+        nr = n * rf + pm
+        xbar = (n * rf * x + pm * r["x_map"]) / np.maximum(nr, 1e-300) + READ_CMD_US
+        capb = np.maximum(_round_cap(W - 1, xbar, sd_tr, np.asarray(a.get("rounds", 0.0), f)) - w_ch, 0.0)
+        rho0 = lam_chip * seen * (n * (rf * s_r + (1 - rf) * s_w) + pm * s_map) / (n + pm)
+        w_sy = _round_wait(capb, rho0, lam * seen * nr / units * capb)
+        s_r, s_map = s_r + w_sy, s_map + w_sy
         s_mean = (n * (rf * s_r + (1 - rf) * s_w) + pm * s_map) / (n + pm)
         v_r, v_w = s_r - tr / m_r, s_w - tp / m_w
         e2 = (n * (rf * (np.asarray(a["tr2_mean"], f) / m_r**2 + 2 * tr / m_r * v_r + v_r**2)
@@ -416,7 +459,7 @@ def _stations(a, r, lam, k, qd=None, q_die=None, iters=6):
             q = 0.5 * q + 0.5 * np.minimum(lam_chip * w_chip, cap) / D
     rho_r = np.clip(lam_chip * (n * rf * s_r + pm * s_map) / (n + pm) * seen, 0, 0.9999)
     return {"pm": pm, "s_r": s_r, "s_w": s_w, "s_map": s_map, "s_mean": s_mean, "e2": e2, "rho": rho, "rho_r": rho_r,
-            "rho_s": rho_s, "w_chip": w_chip, "w_ch": w_ch, "u_ch": u_ch, "t_rc": t_rc, "t_pc": t_pc, "m_r": m_r,
+            "rho_s": rho_s, "w_chip": w_chip, "w_ch": w_ch, "w_sy": w_sy, "u_ch": u_ch, "t_rc": t_rc, "t_pc": t_pc, "m_r": m_r,
             "m_w": m_w, "map0": map0, "gc": gc}
 
 
@@ -426,7 +469,7 @@ def _path(a, r, s) -> np.ndarray:
     that share a channel one after the other, and the mapping read."""
     rf, x, nch = r["rf"], r["x"], r["n_ch"]
     tr, tp = np.asarray(a["tr_mean"], np.float64), np.asarray(a["tprog_mean"], np.float64)
-    read = r["h2d_r"] + r["d2h_r"] + s["t_rc"] + tr + nch * x + s["w_ch"] * (1 + 1 / s["m_r"])
+    read = r["h2d_r"] + r["d2h_r"] + s["t_rc"] + tr + nch * x + s["w_ch"] * (1 + 1 / s["m_r"]) + s["w_sy"]
     write = r["h2d_w"] + r["d2h_w"] + nch * (s["t_pc"] + x) + tp + s["gc"] + s["w_ch"] / s["m_w"]
     return rf * read + (1 - rf) * write + s["pm"] * s["s_map"]
 
@@ -563,6 +606,12 @@ def _closed_prep(b: dict[str, Any], k: dict[str, float], seq: bool) -> dict[str,
     p_map = b["p_map"]
     g.update(has_pm=bool(np.any(p_map != 0)), p_map=p_map, map0=map0, frac=frac, d2h=b["d2h"], h2d=b["h2d"])
     g["cap"] = (units / C - 1) * (xt + READ_CMD_US)  # channel wait bound: the other chips' transfers
+    # read rounds: the other chips' data-out per read op (mapping reads included)
+    g["nr"] = n * rf + p_map if not seq else None
+    sd_tr = np.sqrt(np.maximum(tr2 - tr * tr, 0.0))
+    g["capb"] = _round_cap(units / C - 1, (n * rf * xt + p_map * x_map) / np.maximum(n * rf + p_map, 1e-300) + READ_CMD_US,
+                           sd_tr, b["rounds"])
+    g["has_sy"] = bool(np.any((n * rf + p_map != 0) & (b["rounds"] != 0)))
     g["mu_a"] = frac * n * rf * xt / C  # seen channel data-out utilization per unit X: pages
     g["mu_b"] = frac * x_map / C  # ... and mapping reads
     g["kap_b"] = k["k_ch"] * frac * 0.5 * (x_map**2 + READ_CMD_US**2) / C  # channel residual per mapping read
@@ -600,6 +649,7 @@ def _closed_prep(b: dict[str, Any], k: dict[str, float], seq: bool) -> dict[str,
             "e1": n * _mix(g, 2 * ar * (tr * i_r + vr0), 2 * i_w * (tp * i_w + vw0)),
             "e2": n * _mix(g, ar * ar, i_w * i_w),
             "z0": _mix(g, path_r + t_rc, path_w + b["n_ch"] * t_pc), "z1": _mix(g, ar, i_w),
+            "sy_l": tr * i_r + vr0, "sy_a": ar,  # a read page's array + service less the waits; wait factor
         }
 
     if seq:
@@ -615,6 +665,8 @@ def _closed_prep(b: dict[str, Any], k: dict[str, float], seq: bool) -> dict[str,
         g["q_n"] = qd * n / units
         g["fj_seq"] = fj * (1.0 - mix)
         g["has_mix"] = bool(np.any(mix != 0))
+        g["sy_wm1"], g["sy_sd"], g["sy_nx"], g["x_map"], g["sy_on"] = units / C - 1, sd_tr, n * rf * xt, x_map, b["rounds"]
+        g["nrf"] = n * rf
     else:
         # random pages: a first pass without merging gives the chip queue, which sets it
         t0 = service_terms(1.0, 1.0, READ_CMD_US, PROG_CMD_US)
@@ -628,8 +680,7 @@ def _closed_prep(b: dict[str, Any], k: dict[str, float], seq: bool) -> dict[str,
         g["v"] = (n + pm) / units
         g["qd_v"] = qd * g["v"]
         g["inv_d"] = 1.0 / D
-        k_mp = k["k_mp"] * (P - 1) / P
-        g["kr"], g["kw"], g["P"] = k_mp * rf, k_mp * wf, P
+        g["kr"], g["kw"], g["P"] = k["k_mp"] * (P - 1) / P * rf, k["k_mp_w"] * (P - 1) / P * wf, P
         g.update(xt=xt, tr=tr, tp=tp, tr2=tr2, tp2=tp2, gc=gc, path_r=path_r, path_w=path_w, n_ch=b["n_ch"])
         g["kap_n"] = k["k_ch"] * frac * 0.5 * n / C
         g["pm_kap_b"] = pm * g["kap_b"]
@@ -656,8 +707,20 @@ def _chip_terms(g: dict[str, Any], x):
         e2n = g["e0"] + w * (g["e1"] + g["e2"] * w)
         z = g["z0"] + g["z1"] * w
         cp = g["cp0"] + g["z1"] * w
+        s_map = g["map0"] + 2.0 * w
+        if g["has_sy"]:  # read rounds (see _stations)
+            nrf = g["nrf"]
+            nr = nrf + pm
+            xbar = (g["sy_nx"] + pm * g["x_map"]) / np.maximum(nr, 1e-300) + READ_CMD_US
+            capb = np.maximum(_round_cap(g["sy_wm1"], xbar, g["sy_sd"], g["sy_on"]) - w, 0.0)
+            xc = x * g["c_b"]
+            w_sy = _round_wait(capb, xc * (s_num + pm * s_map), xc * nr * capb)
+            s_num = s_num + nrf * w_sy
+            e2n = e2n + nrf * w_sy * (2.0 * (g["sy_l"] + g["sy_a"] * w) + w_sy)
+            z = z + g["rf"] * w_sy
+            cp = cp + g["rf"] * w_sy
+            s_map = s_map + w_sy
         if g["has_pm"]:
-            s_map = g["map0"] + 2.0 * w
             s_num = s_num + pm * s_map
             e2n = e2n + pm * s_map * s_map
             z = z + pm * s_map
@@ -676,15 +739,25 @@ def _chip_terms(g: dict[str, Any], x):
     den = 1.0 - np.minimum(x * g["mu"], 0.999)
     w0 = np.minimum(x * g["kap0"] / den, g["cap"])
     s0 = g["m00"] + g["m10"] * w0
+    e0 = g["e00"] + w0 * (g["e10"] + g["e20"] * w0)
+    if g["has_sy"]:  # read rounds, one-plane commands
+        capb0 = np.maximum(g["capb"] - w0, 0.0)
+        xc = x * g["c_b"]
+        d = _round_wait(capb0, xc * s0, xc * g["nr"] * capb0)
+        s0 = s0 + g["nr"] * d
+        nrf = g["n"] * g["rf"]
+        e0 = e0 + d * (nrf * (2.0 * (g["tr"] + READ_CMD_US + g["xt"] + 2.0 * w0) + d)
+                       + g["p_map"] * (2.0 * (g["map0"] + 2.0 * w0) + d))
     busy0 = x * g["c_b"] * s0
     free0 = 1.0 - k_q * busy0
-    resid0 = _resid((g["e00"] + w0 * (g["e10"] + g["e20"] * w0)) * g["inv_npm"], s0 * g["inv_npm"])
+    resid0 = _resid(e0 * g["inv_npm"], s0 * g["inv_npm"])
     with np.errstate(divide="ignore", invalid="ignore"):
         w_rand0 = np.where(free0 > 0, k_q * busy0 * resid0 / free0, np.inf)
     q_die = np.minimum(x * g["v"] * w_rand0, g["qd_v"]) * g["inv_d"]
     # second pass, with merging
     tr, tp, xt = g["tr"], g["tp"], g["xt"]
     kap_r = kap_w = s_r = s_w = e_r = e_w = z_r = z_w = 0.0
+    i_r = i_w = t_rc = t_pc = 1.0
     if g["has_r"]:
         m_r = np.minimum(1.0 + g["kr"] * q_die, g["P"])
         i_r = 1.0 / m_r
@@ -696,22 +769,29 @@ def _chip_terms(g: dict[str, Any], x):
         t_pc = PROG_CMD_US + (m_w - 1.0) * PROG_CMD_PLANE_US
         kap_w = (t_pc + m_w * xt) ** 2 * i_w
     w = np.minimum(x * (g["kap_n"] * _mix(g, kap_r, kap_w) + g["pm_kap_b"]) / den, g["cap"])
+    n = g["n"]
+    v_r = t_rc * i_r + xt + w * (1.0 + i_r) if g["has_r"] else 0.0
+    v_w = t_pc * i_w + xt + w * i_w + g["gc"] if g["has_w"] else 0.0
+    s_map = g["map0"] + 2.0 * w
+    w_sy = 0.0
+    if g["has_sy"]:  # read rounds (see _stations)
+        capb = np.maximum(g["capb"] - w, 0.0)
+        sn0 = n * _mix(g, v_r + tr * i_r, v_w + tp * i_w) + (g["p_map"] * s_map if g["has_pm"] else 0.0)
+        xc = x * g["c_b"]
+        w_sy = _round_wait(capb, xc * sn0, xc * g["nr"] * capb)
+        v_r, s_map = v_r + w_sy, s_map + w_sy
     if g["has_r"]:
-        v_r = t_rc * i_r + xt + w * (1.0 + i_r)
         s_r = v_r + tr * i_r
         e_r = g["tr2"] * i_r * i_r + 2.0 * tr * i_r * v_r + v_r * v_r
-        z_r = g["path_r"] + t_rc + w * (1.0 + i_r)
+        z_r = g["path_r"] + t_rc + w * (1.0 + i_r) + w_sy
     if g["has_w"]:
-        v_w = t_pc * i_w + xt + w * i_w + g["gc"]
         s_w = v_w + tp * i_w
         e_w = g["tp2"] * i_w * i_w + 2.0 * tp * i_w * v_w + v_w * v_w
         z_w = g["path_w"] + g["n_ch"] * t_pc + w * i_w
-    n = g["n"]
     s_num = n * _mix(g, s_r, s_w)
     e2n = n * _mix(g, e_r, e_w)
     a_ = _mix(g, z_r, z_w)
     if g["has_pm"]:
-        s_map = g["map0"] + 2.0 * w
         pm = g["p_map"]
         s_num = s_num + pm * s_map
         e2n = e2n + pm * s_map * s_map
@@ -857,7 +937,7 @@ def _concat_parts(parts: list[dict[str, Any]], sizes: list[int]) -> dict[str, An
 
 
 _CLOSED_INPUTS_A = ("units", "channels", "planes", "dies", "tr_mean", "tprog_mean", "tr2_mean", "tprog2_mean", "tbers",
-                    "pages_per_block")
+                    "pages_per_block", "rounds")
 _CLOSED_INPUTS_R = ("n", "x", "x_map", "rf", "wa", "n_ch", "d2h_r", "d2h_w", "h2d_r", "h2d_w", "d2h", "h2d", "p_map")
 
 
@@ -908,7 +988,7 @@ def _flat_inputs(a, r, shape, extra: dict[str, Any]) -> dict[str, Any]:
     f = np.float64
     flat = {}
     for key in _CLOSED_INPUTS_A:
-        v = np.asarray(a.get(key, 1) if key == "dies" else a[key], f)
+        v = np.asarray(a.get(key, 1) if key == "dies" else a.get(key, 0.0) if key == "rounds" else a[key], f)
         flat[key] = np.broadcast_to(v, shape).reshape(-1) if v.ndim else v
     for key in _CLOSED_INPUTS_R:
         v = np.asarray(r[key], f)
@@ -919,11 +999,12 @@ def _flat_inputs(a, r, shape, extra: dict[str, Any]) -> dict[str, Any]:
     return flat
 
 
-def _merge(seq: bool, P, q, k):
-    """Pages per multi-plane command for ``q`` pages of a kind queued per die."""
+def _merge(seq: bool, P, q, k, k_mp):
+    """Pages per multi-plane command for ``q`` pages of a kind queued per die (``k_mp``:
+    the random merging constant of that kind)."""
     if seq:
         return np.clip(1 + (P - 1) * (1 - np.exp(-k["a_seq"] * q / np.maximum(P - 1, 1))), 1.0, P)
-    return np.clip(1 + k["k_mp"] * (P - 1) / P * q, 1.0, P)
+    return np.clip(1 + k_mp * (P - 1) / P * q, 1.0, P)
 
 
 def _open_slice(b: dict[str, Any], k: dict[str, float], seq: bool):
@@ -952,14 +1033,18 @@ def _open_slice(b: dict[str, Any], k: dict[str, float], seq: bool):
     inv_npm = 1.0 / npm
     q_cap = b["fetch"] * npm / units
     lc_kq = 0.5 * k["k_q"] * lam_chip
+    nr = n * rf + pm
+    capb_0 = _round_cap(units / C - 1, (n * rf * xt + pm * x_map) / np.maximum(nr, 1e-300) + READ_CMD_US,
+                        np.sqrt(np.maximum(tr2 - tr * tr, 0.0)), b["rounds"])
+    lam_nr = lam * nr / units
     q = 0.0
     for it in range(_OPEN_ITERS):
         # multi-plane merging from the die queue (none before the first estimate)
         if it == 0:
             m_r = m_w = i_r = i_w = 1.0
         else:
-            m_r = _merge(seq, P, q * rf, k) if has_r else 1.0
-            m_w = _merge(seq, P, q * wf, k) if has_w else 1.0
+            m_r = _merge(seq, P, q * rf, k, k["k_mp"]) if has_r else 1.0
+            m_w = _merge(seq, P, q * wf, k, k["k_mp_w"]) if has_w else 1.0
             i_r, i_w = 1.0 / m_r, 1.0 / m_w
         t_rc = READ_CMD_US + (m_r - 1) * READ_CMD_PLANE_US
         t_pc = PROG_CMD_US + (m_w - 1) * PROG_CMD_PLANE_US
@@ -971,11 +1056,16 @@ def _open_slice(b: dict[str, Any], k: dict[str, float], seq: bool):
         w = np.minimum(k_res * res, cap)
         v_r = t_rc * i_r + xt + w * (1 + i_r)
         v_w = t_pc * i_w + xt + w * i_w + gc
+        s_map = map0 + 2 * w
+        if (has_r or has_pm) and np.any(b["rounds"] != 0):  # read rounds (see _stations)
+            capb = np.maximum(capb_0 - w, 0.0)
+            sn0 = n * _mix(g, v_r + tr * i_r, v_w + tp * i_w) + (pm * s_map if has_pm else 0.0)
+            w_sy = _round_wait(capb, lam_chip * sn0 * inv_npm, lam_nr * capb)
+            v_r, s_map = v_r + w_sy, s_map + w_sy
         s_r, s_w = v_r + tr * i_r, v_w + tp * i_w
         sn = n * _mix(g, s_r, s_w)
         e2 = n * _mix(g, tr2 * i_r * i_r + 2 * tr * i_r * v_r + v_r * v_r, tp2 * i_w * i_w + 2 * tp * i_w * v_w + v_w * v_w)
         if has_pm:
-            s_map = map0 + 2 * w
             sn = sn + pm * s_map
             e2 = e2 + pm * s_map * s_map
         rho = lam_chip * (sn * inv_npm)
@@ -984,12 +1074,11 @@ def _open_slice(b: dict[str, Any], k: dict[str, float], seq: bool):
         if it < _OPEN_ITERS - 1:
             q = 0.5 * q + 0.5 * np.minimum(lam_chip * w_chip, q_cap) / D
     # reads (and mapping reads) go before queued writes at a chip (non-preemptive priority)
-    s_map = map0 + 2 * w
     rho_r = np.clip(lam_chip * (n * rf * s_r + pm * s_map) * inv_npm, 0, 0.9999)
     inv_r = 1.0 / (1 - rho_r)
     fj = _fork_join({"n": n, "rf": rf, "seq": np.asarray(seq)}, units, k)
     w_flash = fj * w_chip * _mix(g, (1 - rho_s) * inv_r, inv_r)
-    path = _mix(g, b["h2d_r"] + b["d2h_r"] + t_rc + tr + b["n_ch"] * xt + w * (1 + i_r),
+    path = _mix(g, b["h2d_r"] + b["d2h_r"] + t_rc + tr + b["n_ch"] * xt + (v_r - t_rc * i_r - xt),
                 b["h2d_w"] + b["d2h_w"] + b["n_ch"] * (t_pc + xt) + tp + gc + w * i_w)
     if has_pm:
         w_flash = w_flash + pm * w_chip * (1 - rho_s)  # mapping reads go first: the residual only

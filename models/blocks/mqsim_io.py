@@ -78,6 +78,7 @@ def read_ssd_config(path: str | Path):
         pcie_lane_gbps=num("PCIe_Lane_Bandwidth", 1.0),
         pcie_lanes=int(num("PCIe_Lane_Count", 4)),
         op_ratio=num("Overprovisioning_Ratio", 0.07),
+        read_rounds=True,  # MQSim's transaction scheduler (see FlashConfig.read_rounds)
         ideal_mapping=(_find(root, "Ideal_Mapping_Table", "false") or "false").lower() == "true",
         cmt_bytes=num("CMT_Capacity", 2097152),
         dies_overlap=False,

@@ -24,11 +24,12 @@ stores.  Time per (warp) instruction of a kernel, all variants normalized to GPU
 * Internal-DRAM hit rate by access pattern and SR policy, SR size by DevLoad (M6,
   ``speculative.py``).
 * Stores (M7): posted; they drain at ``store_ns`` each (fitted) in parallel with the
-  loads, so the two join in a smooth roofline (the 4-norm).  On erase media each GC pause
-  stalls the GPU whole (the ingress queue fills with writes and reads queue behind them,
-  003:L190-197); a pause comes per ``interval_gib`` written (fitted) and lasts one erase
-  for a sequential writer, an erase plus the victim's valid-page copies otherwise (flash
-  block).  Deterministic store completes stores in GPU memory and keeps writes off a
+  loads, so the two join in a smooth roofline (the 4-norm).  On erase media a GC pause
+  blocks the endpoint's writes; the GPU runs on until the 32-entry memory queue holds
+  only blocked stores, then stalls whole, loads behind the stores (head-of-line
+  blocking, 003:L190-197; ``hol_stall_us``).  A pause comes per ``interval_gib`` written
+  (fitted) and lasts one erase for a sequential writer, an erase plus the victim's
+  valid-page copies otherwise (flash block).  Deterministic store completes stores in GPU memory and keeps writes off a
   port that announced internal work: only writes overflowing the reserved GPU memory
   during a pause stall.
 * UVM / GDS (M3, M4): a fault per page of non-resident data (x ``faults_per_page``,
@@ -113,6 +114,18 @@ def roofline(*times: np.ndarray) -> np.ndarray:
     return np.sqrt(np.sqrt(total))
 
 
+def hol_stall_us(pause_us: np.ndarray, queue_entries: np.ndarray, stores_per_ns: np.ndarray) -> np.ndarray:
+    """GPU stall (us) of one GC pause that blocks the endpoint's writes (digest M5).  The
+    GPU keeps issuing until its ``queue_entries`` memory-queue slots (003:L138) all hold
+    blocked stores, which takes ``queue_entries / store rate``; loads wait behind them for
+    the rest of the pause.  (Loads are taken to pass blocked stores until the queue is
+    full; a strict FIFO would stall at the first blocked store, i.e. sooner.)"""
+    rate = np.asarray(stores_per_ns, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        fill_us = np.where(rate > 0, queue_entries / np.maximum(rate, 1e-300) / NS_PER_US, np.inf)
+    return np.maximum(pause_us - fill_us, 0.0)
+
+
 class CxlGpu(Model):
     name = "cxl-gpu"
     version = "1"
@@ -164,6 +177,7 @@ class CxlGpu(Model):
         Metric("cxl_round_trip_ns", "min", "controller + link round trip of a CXL.mem read (NaN without CXL)"),
         Metric("idram_hit_frac", "max", "SSD endpoint internal-DRAM hit rate (NaN without an SSD endpoint)"),
         Metric("sr_gran_b", None, "speculative-read size in force (DevLoad average; NaN without SR)"),
+        Metric("gc_stall_frac", "min", "share of the run the GPU stalls on GC pauses of the endpoints (NaN without CXL)"),
         Metric("backend_util_frac", "min", "utilization of the endpoints' media (NaN without CXL)"),
         Metric("link_util_frac", "min", "utilization of the CXL links (NaN without CXL)"),
         Metric("added_capacity_gib", "max", "memory added beyond GPU local memory"),
@@ -264,7 +278,7 @@ class CxlGpu(Model):
         gc_rand_us, gc_seq_us = paths.gc_pauses_us()
         gc_pause_ns = NS_PER_US * (pat[0] * gc_seq_us[med] + (1.0 - pat[0]) * gc_rand_us[med])
         written_b = st * far * CACHELINE_B  # bytes written to the endpoints per instruction
-        gc_ns = written_b * gc_pause_ns / (gc_k["interval_gib"] * GIB)
+        pauses = written_b / (gc_k["interval_gib"] * GIB)  # GC pauses per instruction
 
         # ---- bandwidth bounds of the links and of DRAM endpoints join the roofline.  The
         # flash backend's load acts through DevLoad (the SR size) and is reported; the
@@ -273,11 +287,19 @@ class CxlGpu(Model):
         link_b = (ld + st) * far * CACHELINE_B
         media_b = np.where(ssd, ld * far * ((1.0 - hit) * paths.FILL_B + hr["sr_b"]) + written_b, link_b)
         t_run = roofline(cxl_lat(hr), t_store, link_b / link_gbps, np.where(ssd, 0.0, media_b / backend_gbps))
+        # head-of-line blocking (M5): a pause blocks the endpoint's writes; the GPU runs on
+        # until the root ports' memory queues hold only blocked stores, then stalls whole
+        st_per_ns = st * far / t_run
+        q_total = p.queue_entries * p.root_ports
+        stall_ns = NS_PER_US * (pat[0] * hol_stall_us(gc_seq_us[med], q_total, st_per_ns)
+                                + (1.0 - pat[0]) * hol_stall_us(gc_rand_us[med], q_total, st_per_ns))
+        gc_ns = pauses * stall_ns
         # DS: writes during a pause go to reserved GPU memory; only the overflow stalls
         w_rate = written_b / t_run  # B/ns
         with np.errstate(divide="ignore", invalid="ignore"):
             overflow = np.clip(1.0 - p.ds_reserved_gib * GIB / np.maximum(w_rate * gc_pause_ns, 1e-30), 0.0, 1.0)
-        t_cxl = t_run + np.where(is_ds, overflow, 1.0) * gc_ns
+        gc_ns = np.where(is_ds, overflow, 1.0) * gc_ns
+        t_cxl = t_run + gc_ns
 
         # ---- UVM and GDS (M3, M4): host-runtime page faults on non-resident data
         page_b = p.uvm_page_kib * KIB
@@ -334,6 +356,7 @@ class CxlGpu(Model):
             "cxl_round_trip_ns": cxl_rt * cxl_nan,
             "idram_hit_frac": np.where(ssd & is_cxl, hit, np.nan) * nan,
             "sr_gran_b": np.where(is_cxl & ssd & (policy >= 1), np.where(policy >= 2, gran, speculative.NAIVE_GRAN_B), np.nan) * nan,
+            "gc_stall_frac": np.where(ssd, gc_ns / time_ns, 0.0) * cxl_nan * nan,
             "backend_util_frac": media_b / time_ns / backend_gbps * cxl_nan * nan,
             "link_util_frac": link_b / time_ns / link_gbps * cxl_nan * nan,
             "added_capacity_gib": added_gib * nan,

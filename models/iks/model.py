@@ -93,6 +93,10 @@ class Iks(Model):
         # --- CPU-IKS interface and link
         Param("interface", "cxl_cache", "IKS uses CXL.cache for its coherent registers and scratchpads (digest §1)",
               choices=offload.INTERFACES),
+        Param("ring_path", "pcie",
+              "pcie: a real device's DMA engine (link block); dsa_emulation: the article's measurement platform, "
+              "whose ring buffer runs on the host's Intel DSA (~L3111, digest §1; offload.py, dsa.csv)",
+              choices=offload.RING_PATHS, doc="what executes the ring buffer's DMA steps (interface ring_buffer only)"),
         Param("link_gen", "pcie5", "x16 PCIe Gen5 / CXL link (~L3094)", choices=tuple(LINK_GENS)),
         Param("lanes", 16, "x16 PCIe Gen5 link (~L3094)", choices=offload.LANES),
         Param("offload_ctx_kb", 0.0, "0: the batch's query vectors + a command line (Fig. 6 sweeps the context)",
@@ -185,7 +189,8 @@ class Iks(Model):
         nmas = enns.active_nmas(p.enns_channels)
         ctx_b = np.where(p.offload_ctx_kb > 0, p.offload_ctx_kb * KB, offload.context_b(p.batch, p.embed_dim, p.elem_b))
         res_b = offload.result_b(p.batch, p.top_k, nmas)
-        tax_s = offload.tax_ns(iface, ctx_b, res_b, gen, p.lanes) / NS_PER_S
+        ring_path = p.pick("ring_path", {k: i for i, k in enumerate(offload.RING_PATHS)})
+        tax_s = offload.tax_ns(iface, ctx_b, res_b, gen, p.lanes, ring_path) / NS_PER_S
 
         # 3-4. ENNS passes and merge, in this tenancy and solo
         s = enns.search_s(shard_gb, p.embed_dim, p.elem_b, p.batch, p.top_k, p.enns_channels, peak, p.eta_frac,

@@ -9,7 +9,19 @@ The context moved per offload is the batch's query vectors plus one 64 B command
   block's ``nvme_command_breakdown`` for a host-to-device transfer of the context
   (user-level polled submission, doorbell, descriptor fetch, PRP-list fetch beyond two
   pages, DMA read, completion entry, polling), plus the results DMA'd back as posted
-  writes.
+  writes.  Two implementations of its DMA steps (``RING_PATHS``):
+
+  - ``pcie``: a PCIe device's own DMA engine (link block round trips and posted writes);
+  - ``dsa_emulation``: the article's measurement platform, where no device exists and the
+    ring's DMA engine is the host's Intel Data Streaming Accelerator (digest §1).  The
+    same protocol steps run, but each device-side DMA step (descriptor fetch, context
+    read, results write, completion entry) is one synchronous DSA operation: descriptor
+    submission (ENQCMD / MOVDIR64B to the work-queue portal), DSA's descriptor fetch and
+    address translation, the copy, the completion record and its detection by polling.
+    A DSA operation costs ``DSA_OP_NS + bytes / DSA_GBPS``, fitted to Intel's published
+    DSA memcpy latencies (``dsa.csv``); one descriptor moves a whole contiguous buffer,
+    so there is no PRP-list step.  The host side (user-level submission, doorbell store,
+    poll detection, completion handling) is the same as on ``pcie``.
 * **CXL.mem**: the CPU pushes the context with 64 B direct stores (MOVDIR64B); each store
   holds a fill buffer for a CXL round trip, so a core streams ``fill buffers x 64 B`` per
   round trip.  Then a fence and a doorbell store (1.5 round trips), completion found by
@@ -22,15 +34,18 @@ The context moved per offload is the batch's query vectors plus one 64 B command
   trip, results following at link bandwidth): 3.5 round trips in all.
 
 A CXL round trip is the link block's unloaded CXL round trip plus the host's home-agent
-path and the device's coherence engine.
+path and the device's coherence engine.  The emulation ran the CXL paths across the
+sockets' UPI link (remote-socket accesses of a few hundred ns, the same order as this
+round trip), so the CXL paths need no separate emulation variant.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from dse.units import CACHELINE_B
+from dse.units import CACHELINE_B, NS_PER_US
 from models.blocks import link
+from models.iks.rag import read_csv
 
 INTERFACES = ("cxl_cache", "cxl_mem", "ring_buffer")
 #: Command line sent with every offload (corpus id, K, batch, query address), bytes.
@@ -54,6 +69,33 @@ CXL_MEM_RTS = 4.0
 #: Host software of the ring-buffer driver: a user-level polled queue (the link block's
 #: 'spdk' stack), the class of Intel DSA's user-space submission used in the emulation.
 RING_STACK = "spdk"
+#: What executes the ring buffer's DMA steps (see the module docstring).
+RING_PATHS = ("pcie", "dsa_emulation")
+#: Device-side DMA steps of one ring-buffer offload on the DSA emulation: descriptor fetch,
+#: context read, results write, completion entry -- the DMA steps of the ``pcie`` path's
+#: queue-pair protocol (link block ``nvme_command_breakdown``: sqe_fetch, data, cqe, plus
+#: the results), each one DSA operation.
+DSA_STEPS = 4
+
+
+def _fit_dsa() -> tuple[float, float]:
+    """(fixed ns per DSA operation, GB/s) from a least-squares line through the DSA memcpy
+    latencies of ``dsa.csv`` (bucket midpoints, rows marked used)."""
+    rows = [r for r in read_csv("dsa.csv") if r["used"] == "1"]
+    size_b = np.array([float(r["bucket_lo_b"]) for r in rows]) + 2048.0
+    lat_ns = np.array([float(r["memcpy_us"]) for r in rows]) * NS_PER_US
+    slope_ns_per_b, fixed_ns = np.polyfit(size_b, lat_ns, 1)
+    return float(fixed_ns), float(1.0 / slope_ns_per_b)  # B/ns = GB/s
+
+
+#: Fixed latency of one synchronous DSA operation (submission + processing + completion
+#: record + poll), ns, and DSA copy bandwidth, GB/s.  Fitted to Intel's DTO sample
+#: statistics (dsa.csv: 8..100 KiB memcpy on DSA, 1.19..3.76 us): ~860 ns and ~35 GB/s.
+#: Below 8 KiB (descriptors, completion entries, one query) the fixed part is
+#: extrapolated; the Kuper et al. DSA characterization (ASPLOS'24) likewise finds that a
+#: synchronous offload only beats a CPU copy from a few KiB up, i.e. a fixed cost of the
+#: order of a microsecond.
+DSA_OP_NS, DSA_GBPS = _fit_dsa()
 
 
 def context_b(batch, dim, elem_b) -> np.ndarray:
@@ -86,9 +128,22 @@ def combo(gen, lanes) -> np.ndarray:
     return (np.asarray(gen) - GENS[0]) * len(LANES) + np.where(lanes == 16, 2, np.where(lanes == 8, 1, 0))
 
 
-def tax_ns(interface_code, ctx_b, res_b, gen, lanes) -> np.ndarray:
+def ring_dsa_ns(ctx_b, res_b) -> np.ndarray:
+    """Ring-buffer offload (ns) on the article's DSA emulation: the ``pcie`` path's host
+    steps plus ``DSA_STEPS`` DSA operations moving descriptor, context, results and
+    completion entry."""
+    stack = link.NVME_STACKS.index(RING_STACK)
+    host_ns = (link.NVME_STACK_SUBMIT_NS[stack] + link.PCIE_POSTED_WRITE_NS
+               + link.NVME_COMPLETION_NS[link.NVME_COMPLETION_MODES.index("polling")]
+               + link.NVME_STACK_COMPLETE_NS[stack])
+    moved_b = link.NVME_SQE_B + ctx_b + res_b + link.NVME_CQE_B
+    return host_ns + DSA_STEPS * DSA_OP_NS + moved_b / DSA_GBPS
+
+
+def tax_ns(interface_code, ctx_b, res_b, gen, lanes, ring_path=0) -> np.ndarray:
     """Offload tax (ns) of interface ``INTERFACES[interface_code]`` for the given context
-    and result sizes on a PCIe/CXL link of generation ``gen`` (5, 6) and ``lanes``."""
+    and result sizes on a PCIe/CXL link of generation ``gen`` (5, 6) and ``lanes``; the
+    ring buffer's DMA steps run on ``RING_PATHS[ring_path]``."""
     c = combo(gen, lanes)
     rt = RT_NS[c]
     raw = RAW_GBPS[c]  # GB/s = B/ns
@@ -97,5 +152,6 @@ def tax_ns(interface_code, ctx_b, res_b, gen, lanes) -> np.ndarray:
     mem = lines * rt / FILL_BUFFERS + CXL_MEM_RTS * rt + res_b / raw
     ring_in = link.nvme_command_overhead_ns(ctx_b, gen, lanes, write=True, completion="polling", stack=RING_STACK)
     ring = ring_in + link.PCIE_POSTED_WRITE_NS + res_b / link.pcie_dma_bw_gbps(gen, lanes, res_b)
+    ring = np.where(np.asarray(ring_path) == 1, ring_dsa_ns(ctx_b, res_b), ring)
     code = np.asarray(interface_code)
     return np.where(code == 0, cache, np.where(code == 1, mem, ring))

@@ -5,6 +5,7 @@ A query scans its tables, then joins a large probe table A with a smaller build 
 The schemes differ in what they move (§2 items 1-3):
 
     SMJ  shuffle A and B (all-to-all), sort both sides, merge          Spark's default
+         (a task's sorts spill sorted runs to node storage past its execution memory)
     SHJ  shuffle A and B, build a hash map per executor from its part of B, probe it
     MHJ  shuffle B only; every executor builds its map in shared CXL memory, the maps are
          merged by exchanging addresses, one cache flush (software coherence), then every
@@ -101,6 +102,11 @@ class Mhj(Model):
         Param("sort_ns_per_compare", 20.0, "assumption: most compares end on the cached 8 B key prefix (~5 ns); composite "
               "keys tie there and dereference records, a DRAM miss (~100 ns) each", bounds=(0.0, 1000.0)),
         Param("shuffle_partitions", 200, "Spark default spark.sql.shuffle.partitions", bounds=(1, 100000), integer=True),
+        Param("spark_memory_fraction", 0.6, "Spark default spark.memory.fraction (unified execution + storage share of the "
+              "heap above 300 MiB)", bounds=(0.05, 0.95), doc="bounds SMJ's sort buffers per task; past it the sort spills"),
+        Param("sort_ptr_b_per_row", spark.SORT_PTR_B_TIMSORT, "Spark 3.4 UnsafeInMemorySorter: a (pointer, prefix) pair per "
+              "record plus TimSort's half-size buffer = 24 B (radix sort of a one-column key: 32 B); the join keys here are "
+              "composite (ticket/order, item)", bounds=(16.0, 64.0), doc="sort-buffer bytes per record besides the row"),
         Param("skew_x", 1.0, "assumption: TPC-DS join keys are close to uniform (dsdgen); raise to study skew (§2 item 7)",
               bounds=(1.0, 1000.0), doc="largest shuffle partition over the mean"),
         Param("flush_ms", 50.0, "§3: flushing the whole cache takes ~50 ms (L2323); once per host per join (§7 default)",
@@ -127,6 +133,7 @@ class Mhj(Model):
         Metric("shuffle_s", "min", "repartitioning"),
         Metric("join_s", "min", "build + probe (or sort + merge), broadcasts and flush"),
         Metric("shuffle_gb", "min", "bytes repartitioned"),
+        Metric("spill_gb", "min", "sorted runs SMJ spills to local storage (written once, read once)"),
         Metric("hashmap_gb", "min", "memory held by hash maps (BHJ: one copy per executor)"),
         Metric("pool_latency_ns", None, "idle load latency of the hash-map device (MHJ) or local DRAM (others)"),
         Metric("pool_util_frac", None, "pool bandwidth utilization while MHJ probes"),
@@ -186,7 +193,14 @@ class Mhj(Model):
             b_rows, p.shuffle_partitions, p.sort_ns_per_compare, cores
         )
         merge = (a_rows + b_rows) * p.hash_cpu_ns / cores
-        smj_join = np.where(small, bhj_main + probe_local, (sort + merge) * stretch)
+        # a task sorts both sides of its partition, and both sorted buffers are held until the
+        # merge has read them: past the task's execution memory the sorts spill sorted runs
+        task_mem_b = spark.task_execution_memory_b(p.executor_mem_gb * GB, p.cores_per_executor, p.spark_memory_fraction)
+        spilled_rows, _runs = spark.sort_spill((a_rows + b_rows) / p.shuffle_partitions, w["row_b"], task_mem_b,
+                                               p.sort_ptr_b_per_row)
+        spill_b = np.where(small, 0.0, p.shuffle_partitions * spilled_rows * (w["row_b"] + spark.SPILL_RECORD_OVERHEAD_B))
+        spill = spark.spill_ns(spill_b, cores, nodes, p.shuffle_cpu_ns_per_b, p.shuffle_storage_gbps)
+        smj_join = np.where(small, bhj_main + probe_local, (sort + merge + spill) * stretch)
         t_shj = scan + shuffle_both + shj_join + bhj_small
         t_smj = scan + shuffle_both + smj_join + bhj_small
 
@@ -247,6 +261,7 @@ class Mhj(Model):
             "shuffle_s": shuffle_ns_here / NS_PER_S * nan,
             "join_s": join_ns / NS_PER_S * nan,
             "shuffle_gb": np.where(is_mhj, np.where(small, 0.0, b_b), shuffled) / GB,
+            "spill_gb": np.where(is_mhj | is_shj, 0.0, spill_b) / GB,
             "hashmap_gb": hashmap_b / GB,
             "pool_latency_ns": np.where(is_mhj, pool_ns, memory.LOCAL_NS),
             "pool_util_frac": np.where(is_mhj, np.minimum(lam * CACHELINE_B / pool_read, 1.0), 0.0),
