@@ -379,11 +379,13 @@ def _harmonic(n) -> np.ndarray:
     return np.log(n) + _EULER_GAMMA + 0.5 / n
 
 
-def _round_cap(wm1, xbar, sd_tr, rounds):
+def _round_cap(wm1, n_r, x, pm, x_map, sd_tr, rounds):
     """Data-out of the other ``wm1`` chips of a channel that a read op waits for in a full
-    round (``xbar``: data-out + command per read op), thinned where the array times spread
-    (TLC page types): only chips finishing within about one transfer of each other meet,
-    a share ``1 / (1 + sd(tR) / xbar)`` (1 for equal tR, as MLC/SLC)."""
+    round: ``xbar`` (data-out + command per read op, over ``n_r`` page reads of ``x`` us and
+    ``pm`` mapping reads of ``x_map`` us), thinned where the array times spread (TLC page
+    types): only chips finishing within about one transfer of each other meet, a share
+    ``1 / (1 + sd(tR) / xbar)`` (1 for equal tR, as MLC/SLC).  0 without rounds."""
+    xbar = (n_r * x + pm * x_map) / np.maximum(n_r + pm, 1e-300) + READ_CMD_US
     return rounds * wm1 * xbar / (1.0 + sd_tr / xbar)
 
 
@@ -441,8 +443,8 @@ def _stations(a, r, lam, k, qd=None, q_die=None, iters=6):
         s_map = map0 + 2 * w_ch
         # read rounds: each read op waits for the data-out of the chips in step with it
         nr = n * rf + pm
-        xbar = (n * rf * x + pm * r["x_map"]) / np.maximum(nr, 1e-300) + READ_CMD_US
-        capb = np.maximum(_round_cap(W - 1, xbar, sd_tr, np.asarray(a.get("rounds", 0.0), f)) - w_ch, 0.0)
+        capb = np.maximum(_round_cap(W - 1, n * rf, x, pm, r["x_map"], sd_tr, np.asarray(a.get("rounds", 0.0), f)) - w_ch,
+                          0.0)
         rho0 = lam_chip * seen * (n * (rf * s_r + (1 - rf) * s_w) + pm * s_map) / (n + pm)
         w_sy = _round_wait(capb, rho0, lam * seen * nr / units * capb)
         s_r, s_map = s_r + w_sy, s_map + w_sy
@@ -609,8 +611,7 @@ def _closed_prep(b: dict[str, Any], k: dict[str, float], seq: bool) -> dict[str,
     # read rounds: the other chips' data-out per read op (mapping reads included)
     g["nr"] = n * rf + p_map if not seq else None
     sd_tr = np.sqrt(np.maximum(tr2 - tr * tr, 0.0))
-    g["capb"] = _round_cap(units / C - 1, (n * rf * xt + p_map * x_map) / np.maximum(n * rf + p_map, 1e-300) + READ_CMD_US,
-                           sd_tr, b["rounds"])
+    g["capb"] = _round_cap(units / C - 1, n * rf, xt, p_map, x_map, sd_tr, b["rounds"])
     g["has_sy"] = bool(np.any((n * rf + p_map != 0) & (b["rounds"] != 0)))
     g["mu_a"] = frac * n * rf * xt / C  # seen channel data-out utilization per unit X: pages
     g["mu_b"] = frac * x_map / C  # ... and mapping reads
@@ -665,7 +666,7 @@ def _closed_prep(b: dict[str, Any], k: dict[str, float], seq: bool) -> dict[str,
         g["q_n"] = qd * n / units
         g["fj_seq"] = fj * (1.0 - mix)
         g["has_mix"] = bool(np.any(mix != 0))
-        g["sy_wm1"], g["sy_sd"], g["sy_nx"], g["x_map"], g["sy_on"] = units / C - 1, sd_tr, n * rf * xt, x_map, b["rounds"]
+        g["sy_wm1"], g["sy_sd"], g["xt"], g["x_map"], g["sy_on"] = units / C - 1, sd_tr, xt, x_map, b["rounds"]
         g["nrf"] = n * rf
     else:
         # random pages: a first pass without merging gives the chip queue, which sets it
@@ -711,8 +712,7 @@ def _chip_terms(g: dict[str, Any], x):
         if g["has_sy"]:  # read rounds (see _stations)
             nrf = g["nrf"]
             nr = nrf + pm
-            xbar = (g["sy_nx"] + pm * g["x_map"]) / np.maximum(nr, 1e-300) + READ_CMD_US
-            capb = np.maximum(_round_cap(g["sy_wm1"], xbar, g["sy_sd"], g["sy_on"]) - w, 0.0)
+            capb = np.maximum(_round_cap(g["sy_wm1"], nrf, g["xt"], pm, g["x_map"], g["sy_sd"], g["sy_on"]) - w, 0.0)
             xc = x * g["c_b"]
             w_sy = _round_wait(capb, xc * (s_num + pm * s_map), xc * nr * capb)
             s_num = s_num + nrf * w_sy
@@ -1034,8 +1034,7 @@ def _open_slice(b: dict[str, Any], k: dict[str, float], seq: bool):
     q_cap = b["fetch"] * npm / units
     lc_kq = 0.5 * k["k_q"] * lam_chip
     nr = n * rf + pm
-    capb_0 = _round_cap(units / C - 1, (n * rf * xt + pm * x_map) / np.maximum(nr, 1e-300) + READ_CMD_US,
-                        np.sqrt(np.maximum(tr2 - tr * tr, 0.0)), b["rounds"])
+    capb_0 = _round_cap(units / C - 1, n * rf, xt, pm, x_map, np.sqrt(np.maximum(tr2 - tr * tr, 0.0)), b["rounds"])
     lam_nr = lam * nr / units
     q = 0.0
     for it in range(_OPEN_ITERS):
