@@ -34,17 +34,17 @@ def test_heldout_config_within_15pct(split):
 
 def test_saturation(split):
     """Throughput of the highest-load run of every group.  The held-out configuration's
-    mean is within 10 % (it was 16 % before read rounds were modelled: every random-read
-    group of mqsim_default was 20-26 % too fast).  A few groups stay outside 10 %
-    (sequential 70/30 mixes on espresso, where reads and writes break the plane-aligned
-    merging the model assumes, and 4-16 KiB writes of mqsim_default), so the maximum is
-    bounded by the measured value, not the 10 % target."""
+    mean is within 10 % (16 % before read rounds were modelled, 8.9 % before random
+    merging scaled with 1 / pages per block; now 5.6 %, max 12 %).  A few groups stay
+    outside 10 % (sequential writes and 70/30 mixes on espresso, where the plane-aligned
+    merging law is too coarse), so the maximum over all groups is bounded by the measured
+    value, not the 10 % target."""
     df, train, consts = split
     s_train = flash_fit.summarize(df, consts, train)
     assert s_train["sat_mean_err_pct"] <= 10.0
     held_cfg = np.isin(df["config"].to_numpy(), list(flash_fit.HOLDOUT_CONFIGS))
     s_held = flash_fit.summarize(df, consts, held_cfg)
-    assert s_held["sat_groups"] >= 15 and s_held["sat_mean_err_pct"] <= 10.0 and s_held["sat_max_err_pct"] <= 25.0
+    assert s_held["sat_groups"] >= 15 and s_held["sat_mean_err_pct"] <= 7.0 and s_held["sat_max_err_pct"] <= 15.0
     s_all = flash_fit.summarize(df, consts)
     assert s_all["sat_mean_err_pct"] <= 10.0 and s_all["sat_max_err_pct"] <= 25.0
 

@@ -17,8 +17,8 @@ out-of-order transaction scheduler and ONFI NV-DDR2 channel model):
   wait for the channel + command and data in + tPROG.  Reads are served before queued
   writes.  Pages queued at one die with the same page offset in other planes merge into
   one multi-plane command (tR / tPROG shared): sequential streams fill the planes in step
-  (merge grows with the backlog per die, ``a_seq``), random traffic only by coincidence
-  (``k_mp`` per queued page).
+  (merge grows with the backlog per die, ``a_seq``), random traffic only where a queued
+  page has the head's page offset (``k_mp`` per queued page / pages per block).
 * **Channel** -- command/address cycles (ONFI NV-DDR2 defaults) and data transfers; data
   out of a finished read goes before new commands; waits follow a non-preemptive
   priority M/G/1 residual (``k_ch``), bounded by the other chips on the channel.
@@ -215,13 +215,14 @@ DEFAULT_CONSTANTS: dict[str, float] = {
     "k_ch": 0.7,
     # chip queueing multiplier on the M/G/1 / MVA wait (1 = no correction)
     "k_q": 1.0,
-    # random multi-plane merging: extra pages per command per page queued at the die
-    # assumption: first guess from MQSim's multi-plane command counts at QD 256 (~8 %)
-    "k_mp": 0.022,
-    # ... for programs, fitted separately: once read rounds are modelled one shared constant
-    # cannot serve both (fitted: reads ~0.16, programs ~0.03 per queued page); first guess
-    # as reads
-    "k_mp_w": 0.022,
+    # random multi-plane merging: a page queued at the die joins the head's multi-plane
+    # command with chance k_mp (planes - 1) / planes / pages_per_block (MQSim joins only
+    # pages at the head's page offset in the block).  1 = uniform page offsets, pure
+    # coincidence (MQSim's command counts give ~1.3 for reads); the throughput fit on the
+    # MQSim runs puts it ~10x higher, i.e. it also absorbs a read-service overestimate
+    "k_mp": 1.0,
+    # ... for programs (MQSim's counts: ~14, write frontiers of a die's planes move in step)
+    "k_mp_w": 1.0,
     # sequential merging: 1 - exp(-a_seq q / (planes - 1)) of the other planes join
     "a_seq": 0.4,
     # fork-join: a request of n pages waits H_n ** k_fj times the mean page wait.  Fixed:
@@ -424,7 +425,7 @@ def _stations(a, r, lam, k, qd=None, q_die=None, iters=6):
     for _ in range(iters if q_die is None else 1):
         def merge(qcls, k_mp):
             m_seq = 1 + (P - 1) * (1 - np.exp(-k["a_seq"] * qcls / np.maximum(P - 1, 1)))
-            m_rnd = 1 + k_mp * (P - 1) / P * qcls
+            m_rnd = 1 + _rand_merge(k_mp, P, a["pages_per_block"]) * qcls
             return np.clip(np.where(r["seq"], m_seq, m_rnd), 1.0, P)
 
         m_r, m_w = merge(q * rf, k["k_mp"]), merge(q * (1 - rf), k["k_mp_w"])
@@ -681,7 +682,8 @@ def _closed_prep(b: dict[str, Any], k: dict[str, float], seq: bool) -> dict[str,
         g["v"] = (n + pm) / units
         g["qd_v"] = qd * g["v"]
         g["inv_d"] = 1.0 / D
-        g["kr"], g["kw"], g["P"] = k["k_mp"] * (P - 1) / P * rf, k["k_mp_w"] * (P - 1) / P * wf, P
+        ppb = b["pages_per_block"]
+        g["kr"], g["kw"], g["P"] = _rand_merge(k["k_mp"], P, ppb) * rf, _rand_merge(k["k_mp_w"], P, ppb) * wf, P
         g.update(xt=xt, tr=tr, tp=tp, tr2=tr2, tp2=tp2, gc=gc, path_r=path_r, path_w=path_w, n_ch=b["n_ch"])
         g["kap_n"] = k["k_ch"] * frac * 0.5 * n / C
         g["pm_kap_b"] = pm * g["kap_b"]
@@ -999,12 +1001,20 @@ def _flat_inputs(a, r, shape, extra: dict[str, Any]) -> dict[str, Any]:
     return flat
 
 
-def _merge(seq: bool, P, q, k, k_mp):
+def _rand_merge(k_mp, P, ppb):
+    """Extra pages per multi-plane command per page of a kind queued at the die, random
+    traffic: MQSim joins queued pages of other planes only at the head's page offset in the
+    block, so each page queued joins with a chance ``k_mp (P - 1) / P / ppb`` (``k_mp = 1``:
+    uniform page offsets; fitted to the multi-plane command counts of the MQSim runs)."""
+    return k_mp * (P - 1) / P / np.asarray(ppb, np.float64)
+
+
+def _merge(seq: bool, P, q, k, k_mp, ppb):
     """Pages per multi-plane command for ``q`` pages of a kind queued per die (``k_mp``:
     the random merging constant of that kind)."""
     if seq:
         return np.clip(1 + (P - 1) * (1 - np.exp(-k["a_seq"] * q / np.maximum(P - 1, 1))), 1.0, P)
-    return np.clip(1 + k_mp * (P - 1) / P * q, 1.0, P)
+    return np.clip(1 + _rand_merge(k_mp, P, ppb) * q, 1.0, P)
 
 
 def _open_slice(b: dict[str, Any], k: dict[str, float], seq: bool):
@@ -1042,8 +1052,8 @@ def _open_slice(b: dict[str, Any], k: dict[str, float], seq: bool):
         if it == 0:
             m_r = m_w = i_r = i_w = 1.0
         else:
-            m_r = _merge(seq, P, q * rf, k, k["k_mp"]) if has_r else 1.0
-            m_w = _merge(seq, P, q * wf, k, k["k_mp_w"]) if has_w else 1.0
+            m_r = _merge(seq, P, q * rf, k, k["k_mp"], b["pages_per_block"]) if has_r else 1.0
+            m_w = _merge(seq, P, q * wf, k, k["k_mp_w"], b["pages_per_block"]) if has_w else 1.0
             i_r, i_w = 1.0 / m_r, 1.0 / m_w
         t_rc = READ_CMD_US + (m_r - 1) * READ_CMD_PLANE_US
         t_pc = PROG_CMD_US + (m_w - 1) * PROG_CMD_PLANE_US
