@@ -16,9 +16,10 @@ out-of-order transaction scheduler and ONFI NV-DDR2 channel model):
   a read holds it for command + tR + wait for the channel + data out; a program for
   wait for the channel + command and data in + tPROG.  Reads are served before queued
   writes.  Pages queued at one die with the same page offset in other planes merge into
-  one multi-plane command (tR / tPROG shared): sequential streams fill the planes in step
-  (merge grows with the backlog per die, ``a_seq``), random traffic only where a queued
-  page has the head's page offset (``k_mp`` per queued page / pages per block).
+  one multi-plane command (tR / tPROG shared): a sequential write stream's pages sit at
+  the die and each program takes half of them (up to the planes), sequential reads merge
+  with the backlog per die (``a_seq``), random traffic only where a queued page has the
+  head's page offset (``k_mp`` per queued page / pages per block).
 * **Channel** -- command/address cycles (ONFI NV-DDR2 defaults) and data transfers; data
   out of a finished read goes before new commands; waits follow a non-preemptive
   priority M/G/1 residual (``k_ch``), bounded by the other chips on the channel.
@@ -39,7 +40,9 @@ the tR/tPROG page-type mix), M/D/1 at each PCIe direction, and a fork-join facto
 fits the MQSim runs best: the loaded page waits already carry that spread).  Closed loop
 (queue depth QD) uses approximate mean-value analysis (Schweitzer) over the same
 stations; sequential streams place consecutive pages on consecutive chips, so their
-backlog builds only once the pages in flight exceed the chips.  The sustained throughput
+backlog builds only once the pages in flight exceed the chips, and a stream's mix of reads
+and programs queues as G/G/1 with the stream's regular arrivals (Kingman).  Reads go
+before queued programs in both loops (non-preemptive priority M/G/1, Cobham).  The sustained throughput
 (:func:`saturation_iops`) is the closed-loop throughput with the NVMe fetch window
 (``queue_fetch_size`` requests, MQSim's ``Queue_Fetch_Size``) full -- what an overloaded
 open loop reaches, because the device only fetches that many requests at a time.
@@ -223,7 +226,8 @@ DEFAULT_CONSTANTS: dict[str, float] = {
     "k_mp": 1.0,
     # ... for programs (MQSim's counts: ~14, write frontiers of a die's planes move in step)
     "k_mp_w": 1.0,
-    # sequential merging: 1 - exp(-a_seq q / (planes - 1)) of the other planes join
+    # sequential read merging: 1 - exp(-a_seq q / (planes - 1)) of the other planes join
+    # (sequential programs: half the pages at the die, see _merge; no constant)
     "a_seq": 0.4,
     # fork-join: a request of n pages waits H_n ** k_fj times the mean page wait.  Fixed:
     # fitted on the MQSim runs it goes to 0 (0.3 and 0.6 cost 0.2 and 1.0 MAPE points), as
@@ -423,12 +427,9 @@ def _stations(a, r, lam, k, qd=None, q_die=None, iters=6):
     q = np.zeros(np.broadcast(lam, n, rf).shape) if q_die is None else np.asarray(q_die, f)
     fetch = np.asarray(a.get("fetch", QUEUE_FETCH_SIZE), f)
     for _ in range(iters if q_die is None else 1):
-        def merge(qcls, k_mp):
-            m_seq = 1 + (P - 1) * (1 - np.exp(-k["a_seq"] * qcls / np.maximum(P - 1, 1)))
-            m_rnd = 1 + _rand_merge(k_mp, P, a["pages_per_block"]) * qcls
-            return np.clip(np.where(r["seq"], m_seq, m_rnd), 1.0, P)
-
-        m_r, m_w = merge(q * rf, k["k_mp"]), merge(q * (1 - rf), k["k_mp_w"])
+        ppb = a["pages_per_block"]
+        m_r = _merge(r["seq"], P, q, rf, k, True, ppb)
+        m_w = _merge(r["seq"], P, q, 1 - rf, k, False, ppb)
         t_rc = READ_CMD_US + (m_r - 1) * READ_CMD_PLANE_US
         t_pc = PROG_CMD_US + (m_w - 1) * PROG_CMD_PLANE_US
         # channel: data out (high priority), commands and data in (low priority)
@@ -456,7 +457,8 @@ def _stations(a, r, lam, k, qd=None, q_die=None, iters=6):
               + pm * s_map**2) / (n + pm)
         rho = lam_chip * s_mean
         rho_s = np.clip(rho * seen, 0, 0.9999)
-        w_chip = k["k_q"] * lam_chip * seen * e2 / (2 * (1 - rho_s))
+        e2_q = np.where(r["seq"], 2.0 * s_mean * _stream_resid(e2, np.maximum(s_mean, 1e-300), _stream_ca2(n, units)), e2)
+        w_chip = k["k_q"] * lam_chip * seen * e2_q / (2 * (1 - rho_s))
         if q_die is None:
             cap = (qd if qd is not None else fetch) * (n + pm) / units
             q = 0.5 * q + 0.5 * np.minimum(lam_chip * w_chip, cap) / D
@@ -534,10 +536,11 @@ def _closed_response(a, r, x, qd, k) -> np.ndarray:
         v = (n + pm) / units  # chip ops per request per chip
         svc = s["s_mean"]
         resid = 0.5 * (1 + np.maximum(s["e2"] / np.maximum(svc, 1e-12) ** 2 - 1, 0)) * svc
+        resid_q = np.where(seq, _stream_resid(s["e2"], np.maximum(svc, 1e-12), _stream_ca2(n, units)), resid)
         busy = frac * x * v * svc
         free = 1.0 - k["k_q"] * busy
         with np.errstate(divide="ignore", invalid="ignore"):
-            w_rand = np.where(free > 0, k["k_q"] * busy * resid / free, np.inf)
+            w_rand = np.where(free > 0, k["k_q"] * busy * resid_q / free, np.inf)
         if step == 0:
             q_die = np.where(seq, q_seq, np.minimum(x * v * w_rand, qd * v) / D)
     z = _path(a, r, s)
@@ -547,7 +550,9 @@ def _closed_response(a, r, x, qd, k) -> np.ndarray:
         w_h = np.where(fh > 0, frac * x * r["h2d"] ** 2 / fh, np.inf)
         chip_path = np.maximum(z - r["d2h"] - r["h2d"] - pm * s["s_map"], svc)
         w_seq = np.maximum(qd * n / units * svc - chip_path, 0.0)
-        w = np.where(seq, (1 - mix) * w_seq + mix * w_rand, w_rand)
+        # random pages: reads go first at a chip (the stream's mix keeps the FCFS wait)
+        phi = _priority_factor(rf, k["k_q"] * busy, k["k_q"] * s["rho_r"])
+        w = np.where(seq, (1 - mix) * w_seq + mix * w_rand, w_rand * phi)
         # mapping reads go first at a chip (MQSim serves the mapping queue before user
         # reads): they wait only for the op in service
         resp = z + fj * w + pm * busy * resid + w_d + w_h
@@ -657,15 +662,15 @@ def _closed_prep(b: dict[str, Any], k: dict[str, float], seq: bool) -> dict[str,
     if seq:
         # a stream's multi-plane merging follows from its depth: fixed per point
         q_seq = np.maximum(qd * n / units - 1.0, 0.0) / D
-        p1 = np.maximum(P - 1, 1)
-        m_r = np.clip(1 + (P - 1) * (1 - np.exp(-k["a_seq"] * q_seq * rf / p1)), 1.0, P)
-        m_w = np.clip(1 + (P - 1) * (1 - np.exp(-k["a_seq"] * q_seq * wf / p1)), 1.0, P)
+        m_r = _merge(True, P, q_seq, rf, k, True, None)
+        m_w = _merge(True, P, q_seq, wf, k, False, None)
         g.update(service_terms(m_r, m_w, READ_CMD_US + (m_r - 1) * READ_CMD_PLANE_US,
                                PROG_CMD_US + (m_w - 1) * PROG_CMD_PLANE_US))
         g["k_pm"] = k["k_seqmap"] * map0 * frac  # shared mapping reads: pm = p_map / (1 + X k_pm)
         g["cp0"] = g["z0"] - b["d2h"] - b["h2d"]  # chip part of the path
         g["q_n"] = qd * n / units
         g["fj_seq"] = fj * (1.0 - mix)
+        g["ca2"] = _stream_ca2(n, units)
         g["has_mix"] = bool(np.any(mix != 0))
         g["sy_wm1"], g["sy_sd"], g["xt"], g["x_map"], g["sy_on"] = units / C - 1, sd_tr, xt, x_map, b["rounds"]
         g["nrf"] = n * rf
@@ -693,6 +698,30 @@ def _closed_prep(b: dict[str, Any], k: dict[str, float], seq: bool) -> dict[str,
 def _resid(e2, svc):
     """Mean residual service at a chip, 0.5 E[S^2] / E[S] (at least half the mean)."""
     return 0.5 * np.maximum(e2 / svc, svc)
+
+
+def _priority_factor(rf, rho, rho_r):
+    """Mean page wait at a chip that serves reads (and mapping reads, utilization
+    ``rho_r``) before queued programs, over the FCFS wait at the same utilization ``rho``:
+    non-preemptive priority M/G/1 (Cobham), reads wait ``W0 / (1 - rho_r)``, programs
+    ``W0 / ((1 - rho_r)(1 - rho))``; weighted by the read share ``rf`` of the pages,
+    ``(1 - rf rho) / (1 - rho_r)`` (1 for reads only; short reads first lower the mean)."""
+    return (1.0 - rf * np.minimum(rho, 0.9999)) / (1.0 - np.minimum(rho_r, 0.9999))
+
+
+def _stream_ca2(n, units):
+    """Squared coefficient of variation of a sequential stream's page arrivals at one chip:
+    the stream visits the chips in turn, so a chip gets every ``units / n``-th request's
+    page -- Erlang thinning, ``n / units`` (random placement: 1, Poisson)."""
+    return np.minimum(np.asarray(n, np.float64) / np.asarray(units, np.float64), 1.0)
+
+
+def _stream_resid(e2, svc, ca2):
+    """Residual term of a chip queue fed by a sequential stream (Kingman, G/G/1): the
+    M/G/1 ``0.5 E[S^2] / E[S] = 0.5 (1 + cs^2) E[S]`` becomes ``0.5 (ca^2 + cs^2) E[S]`` --
+    a stream of mixed reads and programs queues only for the spread of their service
+    times, not for the spread of its arrivals."""
+    return 0.5 * np.maximum(e2 / svc - (1.0 - ca2) * svc, 0.0)
 
 
 def _chip_terms(g: dict[str, Any], x):
@@ -736,7 +765,7 @@ def _chip_terms(g: dict[str, Any], x):
         a_ = z + g["fj_seq"] * np.maximum(g["q_n"] * svc - np.maximum(cp, svc), 0.0)
         if g["has_pm"]:
             a_ = a_ + pm * (x * sb) * resid
-        return a_, sb, resid
+        return a_, sb, _stream_resid(e2n * inv, svc, g["ca2"])
     # first pass, no merging: the chip queue it implies sets the merging
     den = 1.0 - np.minimum(x * g["mu"], 0.999)
     w0 = np.minimum(x * g["kap0"] / den, g["cap"])
@@ -802,6 +831,11 @@ def _chip_terms(g: dict[str, Any], x):
     sb = g["c_b"] * s_num
     if g["has_pm"]:
         a_ = a_ + g["p_map"] * (x * sb) * resid  # mapping reads wait for the op in service
+    if g["has_w"] and (g["has_r"] or g["has_pm"]):
+        # reads (and mapping reads) go before queued programs: the mean page wait is the
+        # FCFS one times _priority_factor
+        sb_r = g["c_b"] * ((n * g["rf"] * s_r if g["has_r"] else 0.0) + (g["p_map"] * s_map if g["has_pm"] else 0.0))
+        resid = resid * _priority_factor(g["rf"], g["k_q"] * x * sb, g["k_q"] * x * sb_r)
     return a_, sb, resid
 
 
@@ -840,7 +874,7 @@ def _closed_guess(g: dict[str, Any]) -> np.ndarray:
         s_num = g["m0"] + pm * g["map0"]
         inv = 1.0 / (g["n"] + pm)
         svc = s_num * inv
-        resid = _resid((g["e0"] + pm * g["map0"] ** 2) * inv, svc)
+        resid = _stream_resid((g["e0"] + pm * g["map0"] ** 2) * inv, svc, g["ca2"])
         a_ = g["z0"] + pm * g["map0"] + g["fj_seq"] * np.maximum(g["q_n"] * svc - np.maximum(g["cp0"], svc), 0.0)
         c_on = g["has_mix"]
     else:
@@ -1009,12 +1043,26 @@ def _rand_merge(k_mp, P, ppb):
     return k_mp * (P - 1) / P / np.asarray(ppb, np.float64)
 
 
-def _merge(seq: bool, P, q, k, k_mp, ppb):
-    """Pages per multi-plane command for ``q`` pages of a kind queued per die (``k_mp``:
-    the random merging constant of that kind)."""
-    if seq:
-        return np.clip(1 + (P - 1) * (1 - np.exp(-k["a_seq"] * q / np.maximum(P - 1, 1))), 1.0, P)
-    return np.clip(1 + _rand_merge(k_mp, P, ppb) * q, 1.0, P)
+def _merge(seq, P, q, share, k, read: bool, ppb):
+    """Pages per multi-plane command of one kind (reads or programs, ``share`` of the
+    pages) with ``q`` pages waiting per die.
+
+    * random: each waiting page of the kind joins with chance :func:`_rand_merge`;
+    * sequential reads: the other planes join as ``1 - exp(-a_seq q / (P - 1))`` (reads
+      are short, so a stream's pages reach a die spread out);
+    * sequential programs: a program takes far longer than the transfers around it, so a
+      write stream's pages in flight sit at the die, split between the command in service
+      and the queue; each command takes what queued during the previous one -- half the
+      ``q share + 1`` pages there, up to ``P`` (MQSim: 256-KiB writes at QD16, 4 pages per
+      die, run ~2 pages per program, at QD64 all 4 planes)."""
+    if read:
+        m_seq = 1 + (P - 1) * (1 - np.exp(-k["a_seq"] * q * share / np.maximum(P - 1, 1)))
+    else:
+        m_seq = 0.5 * (q * share + 1.0)
+    if np.all(seq):
+        return np.clip(m_seq, 1.0, P)
+    m_rnd = 1 + _rand_merge(k["k_mp"] if read else k["k_mp_w"], P, ppb) * q * share
+    return np.clip(np.where(seq, m_seq, m_rnd), 1.0, P)
 
 
 def _open_slice(b: dict[str, Any], k: dict[str, float], seq: bool):
@@ -1052,8 +1100,8 @@ def _open_slice(b: dict[str, Any], k: dict[str, float], seq: bool):
         if it == 0:
             m_r = m_w = i_r = i_w = 1.0
         else:
-            m_r = _merge(seq, P, q * rf, k, k["k_mp"], b["pages_per_block"]) if has_r else 1.0
-            m_w = _merge(seq, P, q * wf, k, k["k_mp_w"], b["pages_per_block"]) if has_w else 1.0
+            m_r = _merge(seq, P, q, rf, k, True, b["pages_per_block"]) if has_r else 1.0
+            m_w = _merge(seq, P, q, wf, k, False, b["pages_per_block"]) if has_w else 1.0
             i_r, i_w = 1.0 / m_r, 1.0 / m_w
         t_rc = READ_CMD_US + (m_r - 1) * READ_CMD_PLANE_US
         t_pc = PROG_CMD_US + (m_w - 1) * PROG_CMD_PLANE_US
@@ -1079,7 +1127,8 @@ def _open_slice(b: dict[str, Any], k: dict[str, float], seq: bool):
             e2 = e2 + pm * s_map * s_map
         rho = lam_chip * (sn * inv_npm)
         rho_s = np.clip(rho, 0, 0.9999)
-        w_chip = lc_kq * (e2 * inv_npm) / (1 - rho_s)
+        e2_q = 2.0 * sn * inv_npm * _stream_resid(e2 * inv_npm, sn * inv_npm, _stream_ca2(n, units)) if seq else e2 * inv_npm
+        w_chip = lc_kq * e2_q / (1 - rho_s)
         if it < _OPEN_ITERS - 1:
             q = 0.5 * q + 0.5 * np.minimum(lam_chip * w_chip, q_cap) / D
     # reads (and mapping reads) go before queued writes at a chip (non-preemptive priority)
