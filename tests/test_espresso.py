@@ -286,3 +286,76 @@ def test_figures_render():
     assert len(figs) == 6
     for title, chart in figs:
         assert title and chart.to_dict()
+
+
+# ----------------------------------------------------------------------------- fast flash path
+def _flash_case(n=3000, seed=11):
+    """Per-point flash inputs as the model builds them, over the whole parameter space."""
+    from models.espresso import ssd
+
+    rng = np.random.default_rng(seed)
+    ch = rng.integers(2, 33, n).astype(float)
+    dies = rng.integers(1, 33, n).astype(float)
+    mts = rng.uniform(400.0, 4800.0, n)
+    p_map = np.where(rng.random(n) < 0.5, 0.0, rng.uniform(0.0, 0.9, n))
+    rd_b = rng.uniform(4.0, 1024.0, n) * 1024
+    wr_b = rng.uniform(4.0, 1024.0, n) * 1024
+    seq = rng.random(n) < 0.3
+    wa = rng.uniform(1.0, 3.0, n)
+    rf = np.where(rng.random(n) < 0.1, rng.choice([0.0, 1.0], n), rng.random(n))
+    wf = (1.0 - rf) * np.where(rng.random(n) < 0.15, 0.71, 1.0)
+    fa = ssd.flash_arrays(ch, dies, mts, p_map)
+    return fa, rd_b, wr_b, seq, wa, rf, wf, rng
+
+
+def test_flash_data_end_matches_the_blocks_public_path():
+    """ssd.flash_data_end (the block's thresholded solve, saturation_iops(above_iops=...)) against
+    flash_read_write (the block's public saturation_iops / unloaded_latency_us): equal to
+    the solver's tolerance where the flash binds the data end, +inf only where the full
+    solve exceeds the other bounds; the latencies are the same."""
+    from models.espresso import ssd
+
+    fa, rd_b, wr_b, seq, wa, rf, wf, rng = _flash_case()
+    n = rd_b.size
+    x_fr, x_fw, l_r, l_w = ssd.flash_read_write(fa, rd_b, wr_b, seq, wa, n)
+    with np.errstate(divide="ignore"):
+        ref = 1.0 / (rf / x_fr + wf / x_fw)
+    # other data-end bounds spread around the flash's own rate: both outcomes occur
+    x_cap = ref * np.exp(rng.uniform(-1.0, 1.0, n))
+    got, gl_r, gl_w = ssd.flash_data_end(fa, rd_b, wr_b, seq, wa, rf, wf, x_cap, n)
+    np.testing.assert_array_equal(gl_r, l_r)
+    np.testing.assert_array_equal(gl_w, l_w)
+    binds = ref < x_cap * (1 - 1e-6)
+    free = ref > x_cap * (1 + 2e-6)
+    assert binds.sum() > 0.25 * n and free.sum() > 0.25 * n
+    np.testing.assert_allclose(got[binds], ref[binds], rtol=1e-7)
+    # where the flash cannot bind: +inf (read solve skipped), or the full value where there
+    # was no read to skip (pure writes are always solved)
+    skipped = np.isinf(got)
+    assert skipped[free & (rf > 0)].mean() > 0.95
+    assert not skipped[binds].any()
+    np.testing.assert_allclose(got[~skipped], ref[~skipped], rtol=1e-7)
+    # the data-end bound the model takes from it is the reference one
+    np.testing.assert_allclose(np.minimum(got, x_cap), np.minimum(ref, x_cap), rtol=1e-7)
+    # without a cap it is the full solve
+    full, _, _ = ssd.flash_data_end(fa, rd_b, wr_b, seq, wa, rf, wf, np.inf, n)
+    np.testing.assert_allclose(full, ref, rtol=1e-7)
+
+
+def test_model_equals_the_reference_flash_path(model, monkeypatch):
+    """The whole model with the fast flash path against the model with the block's public
+    path (every point's flash solved in full) on random points of the bench."""
+    from dse.bench import random_inputs
+    from models.espresso import ssd
+
+    cols = random_inputs(model, 4000, seed=5)
+    fast = model.run(cols, checked=True)
+
+    def reference(fa, rd_b, wr_b, seq, wa, rf, wf, x_cap, n):
+        x_fr, x_fw, l_r, l_w = ssd.flash_read_write(fa, rd_b, wr_b, seq, wa, n)
+        return 1.0 / (rf / x_fr + wf / x_fw), l_r, l_w
+
+    monkeypatch.setattr(ssd, "flash_data_end", reference)
+    ref = model.run(cols, checked=True)
+    for k in ref:
+        np.testing.assert_allclose(fast[k], ref[k], rtol=1e-6, equal_nan=True, err_msg=k)

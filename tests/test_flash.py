@@ -139,3 +139,17 @@ def test_random_merging_scales_with_page_offsets():
     shallow = float(flash.saturation_iops(replace(e, pages_per_block=e.pages_per_block * 8), 4096, 1.0))
     deep = float(flash.saturation_iops(e, 4096, 1.0))
     assert deep > shallow * 1.05
+
+
+def test_saturation_above_threshold_is_inf_without_changing_the_rest():
+    rng = np.random.default_rng(1)
+    e = flash.config("espresso_tlc")
+    size = rng.choice([4096, 16384, 65536, 262144], 2000).astype(float)
+    rf, seq = rng.choice([0.0, 0.7, 1.0], 2000), rng.random(2000) < 0.5
+    x = flash.saturation_iops(e, size, rf, seq)
+    thr = x * rng.uniform(0.5, 1.5, 2000)
+    y = flash.saturation_iops(e, size, rf, seq, above_iops=thr)
+    below, over = x < thr * (1 - 1e-6), x > thr * (1 + 1e-6)
+    assert below.sum() > 500 and over.sum() > 500
+    np.testing.assert_allclose(y[below], x[below], rtol=1e-7)
+    assert np.all(np.isinf(y[over]))

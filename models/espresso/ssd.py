@@ -111,6 +111,50 @@ def flash_read_write(fa: dict, read_b, write_b, seq, wa, n: int):
     return x[:n], x[n:], lat[:n], lat[n:]
 
 
+#: Relative margin by which the flash must exceed the other data-end bound before its
+#: read solve is skipped (far above the closed-loop solver's 1e-8 tolerance, so the
+#: bottleneck code of a skipped point is the one the full solve gives).
+SKIP_MARGIN = 1e-6
+
+
+def flash_data_end(fa: dict, read_b, write_b, seq, wa, rf, wf, x_cap, n: int):
+    """The flash backbone's IOPS for a request mix, resolved only where it can bind the
+    data end: (x_flash, l_read, l_write).
+
+    ``x_flash = 1 / (rf / x_read + wf / x_write)`` with the saturation IOPS of
+    :func:`flash_read_write` (``rf`` / ``wf``: reads and the SSD's own writes per request);
+    ``x_cap``: the other data-end bounds (link, rated path), IOPS.  Where the flash exceeds
+    ``x_cap`` (by :data:`SKIP_MARGIN`) it cannot bind and ``x_flash`` is +inf; elsewhere
+    (pure writes included) it equals :func:`flash_read_write`'s to the solver's tolerance.
+
+    Why: the random-read closed-loop solve is most of a model evaluation.  Writes
+    (log-structured, the block's cheap sequential program path) are solved first; that
+    fixes the read IOPS ``t_r = rf / (1 / x_cap - wf / x_write)`` at which the flash would
+    match ``x_cap``, and the block decides with one evaluation whether the read
+    throughput lies above it (``flash.saturation_iops(..., above_iops=t_r)``)."""
+    f = np.float64
+    rf = np.broadcast_to(np.asarray(rf, f), (n,))
+    wf = np.broadcast_to(np.asarray(wf, f), (n,))
+    x_cap = np.broadcast_to(np.asarray(x_cap, f), (n,))
+    fa_n = {k: (np.broadcast_to(np.asarray(v, f), (n,)) if np.ndim(v) else v) for k, v in fa.items()}
+    # writes: log-structured, the sequential program path (see flash_read_write)
+    x_w = flash.saturation_iops(fa_n, write_b, 0.0, True, wa=wa)
+    l_w = flash.unloaded_latency_us(fa_n, write_b, 0.0, True, wa=wa)
+    # reads: the read IOPS at which the flash would reach x_cap (inf: the writes alone
+    # already bind, every read is solved); points without reads decide at once
+    with np.errstate(divide="ignore", invalid="ignore"):
+        spare = 1.0 / x_cap - wf / x_w
+        t_r = np.where(spare > 0, rf / spare, np.inf) * (1.0 + SKIP_MARGIN)
+    need = rf > 0
+    t_r = np.where(need, t_r, 1e-300)
+    x_r = flash.saturation_iops(fa_n, read_b, 1.0, seq, wa=wa, above_iops=t_r)
+    l_r = flash.unloaded_latency_us(fa_n, read_b, 1.0, seq, wa=wa)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x_flash = 1.0 / (np.where(need, rf / x_r, 0.0) + wf / x_w)
+    x_flash = np.where(need & np.isinf(x_r), np.inf, x_flash)  # reads above t_r: the flash exceeds x_cap
+    return x_flash, np.broadcast_to(l_r, (n,)), np.broadcast_to(l_w, (n,))
+
+
 def slices(size_b) -> np.ndarray:
     """4 KiB firmware units of a request (at least one)."""
     return np.maximum(1.0, np.ceil(size_b / SLICE_B))
