@@ -34,7 +34,7 @@ def test_headline_claims_that_hold(claims, cid):
 def test_known_headline_miss_stays_documented(claims):
     # deferred parity does not reach +20% (see its note); if it starts to hold, update the note
     r = claims["deferred_parity_gain"]
-    assert r.headline and not r.passed and "12%" in r.note
+    assert r.headline and not r.passed and "9.8%" in r.note
     # ... but it is a clear gain that grows with the parity count, as in Fig. 5(a)
     assert 10.0 < r.value < 20.0
 
@@ -223,8 +223,23 @@ def test_deferred_parity_gain_is_the_parity_cpu_share(model):
     base = model.point(**kw)["throughput_kiops"]
     assert model.point(**kw, link_gbit_s=112.0)["throughput_kiops"] == pytest.approx(base, rel=0.01)
     assert model.point(**kw, cores_per_node=40)["throughput_kiops"] > 1.3 * base
-    # at every load the gain stays near the parity's share of the PUT (~14-15%), never 20%
+    # at every load the gain stays near the parity's share of the PUT (~10-11%), never 20%
     for threads in (1, 8, 40):
         v = model.point(**kw, threads=threads)["throughput_kiops"]
         d = model.point(**kw, threads=threads, parity_mode="deferred")["throughput_kiops"]
-        assert 0.12 < d / v - 1.0 < 0.16, threads
+        assert 0.09 < d / v - 1.0 < 0.125, threads
+
+
+def test_reed_solomon_cost_scales_with_its_inputs(model):
+    # every parity byte combines k data bytes: at (4, 4) the parity computed per KiB of object
+    # (r / k = 1) costs 4 input-KiB, at (6, 2) it is 1/3 KiB of parity at 6 inputs each; the
+    # deferred gain (the parity's CPU share) shows the difference
+    kw = dict(system="minrdio", workload="put", object_kb=4096.0, threads=40)
+    gain = {}
+    for r in (2.0, 4.0):
+        v = model.point(**kw, parity_count=r)["throughput_kiops"]
+        d = model.point(**kw, parity_count=r, parity_mode="deferred")["throughput_kiops"]
+        gain[r] = d / v - 1.0
+    assert gain[4.0] > 1.8 * gain[2.0]
+    slow = model.point(**kw, parity_count=4.0, ec_cpu_per_kib_input_us=0.5032)["throughput_kiops"]
+    assert slow < model.point(**kw, parity_count=4.0)["throughput_kiops"]
