@@ -123,3 +123,26 @@ def test_graph_headline_reading_checks(m):
         assert 2.0 < ratio < 6.0, (d, ratio)
     # prefetch traffic (useful + useless) leaves the CXL link mostly idle
     assert float(np.max(ex["link_util_frac"])) < 0.10
+
+
+def test_pmem_backend_near_the_articles_ratio():
+    # L1414: Z-NAND is 6x slower than PMEM; the flash block's two back ends give ~5.4x per 64 B read
+    ratio = mod.MEDIA_READ_NS["znand"] / mod.MEDIA_READ_NS["pmem"]
+    assert 5.0 < ratio < 6.0
+
+
+def test_fig1a_up_to_read_as_maxima_does_not_close_the_graph_headline(m):
+    # claims.yaml abs-graph-9x: reading Fig. 1a's "up to 3.9x" as the best graph workload (SSSP)
+    # instead of the mean makes the core time so large that even no internal-DRAM reuse keeps the
+    # mean slowdown at 80% effectiveness below the article's 4.5x, and the worst workload above it
+    graph = list(mod.GRAPH)
+
+    def perfect_gap(cpi):
+        r = m.run({"design": "ideal", "workload": graph, "effectiveness_frac": 1.0, "cpi_core": cpi})
+        return calibration.PERFECT_VS_LOCAL - float(np.max(1.0 / r["slowdown_vs_local_x"]))
+
+    cpi = calibration._bisect(perfect_gap, 0.1, 4.0)
+    assert cpi == pytest.approx(1.229, rel=0.01)
+    r = m.run({"design": "ideal", "workload": graph, "effectiveness_frac": 0.8, "cpi_core": cpi, "dram_reuse_alpha": 0.0})
+    s = r["slowdown_vs_local_x"]
+    assert float(np.exp(np.mean(np.log(s)))) < calibration.EFF80_VS_LOCAL < float(np.max(s))
