@@ -72,6 +72,22 @@ def test_table1_by_hand(model):
     assert solo["enns_qps"] == pytest.approx(16 / solo["search_ms"] * 1e3, rel=1e-9)
 
 
+def test_x16_channel_row_is_one_dies_2kb_page():
+    """An IKS channel is one x16 LPDDR5X die: BL32 per 64 B line and a 2 KB page (32 lines),
+    not the dram block's x32 channel of two dies (4 KB rows).  The in-pass wait of a tenant
+    access behind the ENNS stream is half a row of BL32 bursts: 16 x 16 x 0.234 ns."""
+    from models.iks import device
+
+    for tech in device.TECHS:
+        t = device.channel_timing(tech)
+        assert t.lines_per_row == 32 and t.lines_per_row * t.request_bytes == 2048
+        assert t.burst_cyc == 16.0
+    assert device.TECH_TABLE["lpddr5x_8533"]["row_drain_ns"] == pytest.approx(0.5 * 32 * 16 * 0.234, rel=1e-9)
+    # the row size moves no bandwidth: stream and random saturation are those of the x16 burst
+    assert device.TECH_TABLE["lpddr5x_8533"]["stream_sat_gbps"] == pytest.approx(15.79, abs=0.02)
+    assert device.TECH_TABLE["lpddr5x_8533"]["random_sat_gbps"] == pytest.approx(11.48, abs=0.02)
+
+
 def test_more_channels_and_faster_lpddr_never_slower(model):
     ch = np.arange(32, 65, dtype=float)
     t = model.run({"enns_channels": ch})["search_ms"]

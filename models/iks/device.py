@@ -4,7 +4,8 @@ One IKS = 8 LPDDR5X packages x 8 channels, each package driven by its own NMA ch
 channel is x16 at 8533 MT/s (17 GB/s) and holds 8 GB.  Channel bandwidth, sustainable
 stream / random bandwidth and loaded latency come from the dram block with its JEDEC
 timing set, re-shaped to the x16 channel (a 64 B access is a BL32 burst of 16 data
-clocks instead of the x32 channel's BL16 of 8).
+clocks instead of the x32 channel's BL16 of 8, and an open row is one die's 2 KB page,
+32 such accesses, instead of the x32 channel's 4 KB).
 
 Everything here is computed once at import and looked up per design point.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dse.units import GB
+from dse.units import CACHELINE_B, GB
 from models.blocks import dram
 
 # ----------------------------------------------------------------------------- organisation
@@ -51,6 +52,11 @@ TECH_STANDARD = {"lpddr5x_8533": "LPDDR5X-8533", "lpddr5_6400": "LPDDR5-6400"}
 #: Data clocks per 64 B access on a x16 channel: BL32 (JESD209-5: x16 LPDDR5/5X channels
 #: move 32 B per BL16, 64 B per BL32).
 X16_BURST_CYC = 16.0
+#: 64 B lines in one open row of a x16 channel: a x16 LPDDR5/5X die has a 2 KB page
+#: (JESD209-5; Micron MT62F datasheet), i.e. 32 BL32 accesses.  The dram block's LPDDR sets
+#: describe a x32 channel of two x16 dies in lockstep, whose row is 4 KB (64 lines).
+X16_PAGE_B = 2048.0
+X16_LINES_PER_ROW = int(X16_PAGE_B // CACHELINE_B)
 #: Read fraction of the CPU co-tenant's traffic.  Assumption: a GET-heavy key-value mix
 #: (Facebook ETC: ~30 GETs per SET, Atikoglu et al., SIGMETRICS'12).
 TENANT_READ_FRAC = 0.97
@@ -59,8 +65,9 @@ _UTIL_GRID = np.linspace(0.0, 0.995, 400)
 
 
 def channel_timing(tech: str) -> dram.DramTiming:
-    """The dram block's timing set of ``tech`` shaped to one x16 IKS channel."""
-    return dram.timing(TECH_STANDARD[tech], burst_cyc=X16_BURST_CYC)
+    """The dram block's timing set of ``tech`` shaped to one x16 IKS channel: BL32 per 64 B
+    access and the 2 KB page of one x16 die."""
+    return dram.timing(TECH_STANDARD[tech], burst_cyc=X16_BURST_CYC, lines_per_row=X16_LINES_PER_ROW)
 
 
 def _tech_row(tech: str) -> dict[str, object]:
