@@ -1063,14 +1063,15 @@ def _merge(seq, P, q, share, k, read: bool, ppb):
 
     * random: each waiting page of the kind joins with chance :func:`_rand_merge`;
     * sequential reads: the other planes join as ``1 - exp(-a_seq q / (P - 1))`` (reads
-      are short, so a stream's pages reach a die spread out);
+      are short, so a stream's pages reach a die spread out), and only where the stream's
+      page at that plane's slot (the same page offset) is a read, ``share`` of them;
     * sequential programs: a program takes far longer than the transfers around it, so a
       write stream's pages in flight sit at the die, split between the command in service
       and the queue; each command takes what queued during the previous one -- half the
       ``q share + 1`` pages there, up to ``P`` (MQSim: 256-KiB writes at QD16, 4 pages per
       die, run ~2 pages per program, at QD64 all 4 planes)."""
     if read:
-        m_seq = 1 + (P - 1) * (1 - np.exp(-k["a_seq"] * q * share / np.maximum(P - 1, 1)))
+        m_seq = 1 + (P - 1) * share * (1 - np.exp(-k["a_seq"] * q / np.maximum(P - 1, 1)))
     else:
         m_seq = 0.5 * (q * share + 1.0)
     if np.all(seq):
