@@ -15,7 +15,8 @@ from models.espresso import scenarios as sc
 CLAIMS = registry.model_dir("espresso") / "claims.yaml"
 #: Headline claims the model does not reach, each explained in its claims.yaml note.
 KNOWN_OFF = {
-    "real-oc-loss": "OC loses only where the DPU saturates; on the 7 light traces it matches Conv (10.8% vs 16.2%)",
+    "breakeven-cxl-premium": "Fig 13b's 40% cannot hold with Fig 13a's 19.7% under the linear cost model (claims.yaml); "
+                             "averaged over the traces the refitted OC ($10.7) out-earns Espresso at any premium",
 }
 
 
@@ -76,7 +77,7 @@ def test_fig13b_on_ali0_needs_another_oc_price():
     import tomllib
 
     alt = tomllib.loads(FITTED_TOML.read_text())["oc_controller_usd_fig13b_ali0"]["value"]
-    assert 10.0 < alt < 20.0
+    assert 0.5 < alt < 5.0  # an implausible price: a 40% break-even on Ali-0 does not fit Fig 13a
     assert _ali0_breakeven_pct(oc_controller_usd=alt) == pytest.approx(40.0, abs=0.05)
     e = sc.run("espresso", sc.FIG13)["iops_per_usd"][0]
     oc = sc.run("oc", sc.FIG13, oc_controller_usd=alt)["iops_per_usd"][0]
@@ -256,6 +257,67 @@ def test_shipped_constants_reproduce_their_targets():
     got = calibrate.achieved(v)
     for name, (_, target) in calibrate.TARGETS.items():
         assert got[name] == pytest.approx(target, rel=2e-3, abs=1e-3), name
+
+
+# ----------------------------------------------------------------------------- DPU driver cost
+def test_host_driver_cycles_load_the_dpu(model):
+    """host_cmd_kcycles: the DPU's NVMe driver cycles per command.  OC's host work per request
+    grows by exactly D x (1 + mapping misses); every design's SSDs are capped at
+    host cycles / (borrowers x D); the latency (which already holds the driver's time,
+    HOST_NVME_US) does not change."""
+    from models.espresso.model import HOST_DRIVER_KCYCLES_LINK
+
+    assert HOST_DRIVER_KCYCLES_LINK == pytest.approx(4.5 * 2.1)  # 1.5 + 1.0 + 2.0 us at 2.1 GHz
+    d = 9.45
+    host_hz = 16 * 2.1e9
+    for scen in (sc.LATENCY_4K, sc.UTIL_256K, {"workload": "ali0"}):
+        a = model.point(design="oc", host_cmd_kcycles=0.0, **scen)
+        b = model.point(design="oc", host_cmd_kcycles=d, **scen)
+        per_io = lambda o: o["proc_util_frac"] * host_hz / (6 * o["iops"])  # noqa: E731
+        assert per_io(b) - per_io(a) == pytest.approx(d * 1e3 * (1 + a["miss_ratio_frac"]), rel=1e-9)
+        assert b["qd1_latency_us"] == pytest.approx(a["qd1_latency_us"], rel=1e-12)
+    # 4 KB random reads at QD64: Conv's SSDs outrun a DPU that pays 9.45 k cycles per command
+    small = {**sc.LATENCY_4K, "qd": 64.0}
+    free = model.point(design="conv", host_cmd_kcycles=0.0, **small)["iops"]
+    capped = model.point(design="conv", host_cmd_kcycles=d, **small)["iops"]
+    assert free > host_hz / (6 * d * 1e3)
+    assert capped == pytest.approx(host_hz / (6 * d * 1e3), rel=1e-9)
+    # the default is the link block's driver cost
+    assert model.param_map()["host_cmd_kcycles"].default == pytest.approx(d)
+
+
+def test_host_driver_cost_moves_oc_loss_to_small_requests_but_breaks_fig13b():
+    """With the link block's driver cost on the DPU (the default) and the OC constants
+    fitted on their own anchors (4-SSD saturation, Fig 13a), OC's trace loss is the
+    article's 16.2% within 10% and the microbenchmark loss stays near 27.8%, but the fitted
+    OC controller price ($10.7) puts Fig 13b's break-even (mean over the traces) below zero.
+    Without it (0 cycles, refitted): OC $26.5 -- above Espresso's controller share -- a
+    10.8% trace loss and a 37% break-even (claims.yaml notes)."""
+    from models.espresso.data import _STARTING_POINT, fitted_value
+
+    def outcome(v):
+        real_loss = 100 * (1 - sc.mean_ratio("oc", "conv", sc.REAL, **v))
+        mb_loss = 100 * (1 - sc.mean_ratio("oc", "conv", sc.MICROBENCH, **v))
+        traces = {"workload": list(sc.REAL["workload"]), "capacity_tb": 2.0}
+        e0 = sc.run("espresso", traces, cxl_premium_frac=0.0, **v)
+        e1 = sc.run("espresso", traces, cxl_premium_frac=1.0, **v)
+        oc = sc.run("oc", traces, **v)
+        breakeven = (np.mean(e0["iops"] / oc["iops"]) * np.mean(oc["bom_usd"]) - np.mean(e0["bom_usd"])) / (
+            np.mean(e1["bom_usd"]) - np.mean(e0["bom_usd"])) * 100
+        return real_loss, mb_loss, breakeven
+
+    base = {k: fitted_value(k) for k in _STARTING_POINT}
+    assert base["oc_ftl_scale_x"] == pytest.approx(1.479, abs=0.01)
+    assert base["oc_controller_usd"] == pytest.approx(10.7, abs=0.2)
+    real_loss, mb_loss, breakeven = outcome(base)
+    assert real_loss == pytest.approx(14.7, abs=0.2) and 16.2 * 0.9 < real_loss < 16.2 * 1.1
+    assert 27.8 * 0.9 < mb_loss < 27.8 * 1.1
+    assert breakeven < 0.0  # paper 40%
+    v = calibrate._tied(calibrate.refit_oc(base, host_cmd_kcycles=0.0))
+    assert calibrate.oc_saturation_ssds({**v, "host_cmd_kcycles": 0.0}) == pytest.approx(4.0, rel=1e-6)
+    assert v["oc_controller_usd"] == pytest.approx(26.5, abs=0.3)
+    real_loss, mb_loss, breakeven = outcome({**v, "host_cmd_kcycles": 0.0})
+    assert real_loss == pytest.approx(10.8, abs=0.2) and breakeven == pytest.approx(37.3, abs=1.0)
 
 
 def test_workload_table_is_table3():

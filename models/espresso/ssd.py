@@ -179,6 +179,10 @@ LINK_LANE_PAYLOAD_GBPS = float(link_payload_gbps(1))
 #: counted by :func:`link_transfer_us`).
 _NVME = link.nvme_command_breakdown(4096.0, LINK_GEN, 2)
 HOST_NVME_US = float(sum(v for k, v in _NVME.items() if k != "data")) / NS_PER_US
+#: The part of it that is host CPU time (link block, Linux kernel stack with interrupt
+#: completion): the submit path, the interrupt handler and the completion path, 1.5 + 1.0 +
+#: 2.0 us.  The doorbell, SQE fetch and CQE are bus / device time and leave the cores free.
+HOST_CMD_CPU_US = float(_NVME["sw_submit"] + _NVME["completion"] + _NVME["sw_complete"]) / NS_PER_US
 
 
 def miss_ratio(dram_gb_per_tb, footprint_frac) -> np.ndarray:
