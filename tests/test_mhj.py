@@ -171,3 +171,46 @@ def test_small_executors_make_smj_spill(model):
     np.testing.assert_allclose(shj["query_s"][:3], shj["query_s"][0], rtol=1e-12)
     assert np.isnan(shj["query_s"][3])
     assert np.all(shj["spill_gb"] == 0.0)
+
+
+def test_q50_build_side_is_one_month_of_store_returns():
+    # Q50 filters the returns to one month (d2.d_year = 2001, d2.d_moy = 8); store_returns'
+    # 287,999,764 SF1000 rows spread over five years are 4.8 M a month, not 288 M / 12
+    from models.mhj.model import _W
+
+    assert _W["build_mrows"]["q50"] == pytest.approx(287.999764 / 60, rel=0.01)
+    assert _W["scan_mrows"]["q50"] == pytest.approx(_W["probe_mrows"]["q50"] + _W["build_mrows"]["q50"])
+    # 4.8 M x 40 B = 192 MB: a shuffle join for the Spark schemes, not a broadcast
+    shj = registry.get("mhj").point(scheme="shj", workload="q50")
+    assert shj["shuffle_gb"] == pytest.approx((2880e6 + 4.8e6) * 40 / 1e9)
+    # SHJ's map (rows + 32 B of slot each) plus one copy per executor of its 2 x 2 MB dimension maps
+    assert shj["hashmap_gb"] == pytest.approx((4.8e6 * (40 + 32) + 16 * 2 * 2e6) / 1e9)
+
+
+def test_space_sweeps_what_decides_smj_spill(tmp_path):
+    from dse.registry import project_root
+    from dse.space import load_space
+    from dse.sweep.run import SweepOptions, run_sweep
+
+    path = project_root() / "spaces" / "mhj.toml"
+    s = load_space(path)
+    assert "usd_per_query" in s.objectives
+    knobs = {k.name: k for k in s.knobs}
+    # Spark 3.4 defaults and the article's 20 GB executors are grid values
+    assert {1.0, 20.0} <= set(knobs["executor_mem_gb"].values.tolist())
+    assert 0.6 in knobs["spark_memory_fraction"].values.tolist()
+    assert 200 in knobs["shuffle_partitions"].values.tolist()
+    assert s.defaults.strategy == "sobol" and s.defaults.trials <= 300_000
+
+    r = run_sweep(path, SweepOptions(trials=1024, out=tmp_path / "mhj", progress=False))
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(r.path / "points.parquet").to_pydict()
+    scheme = np.asarray([str(x) for x in t["scheme"]])
+    spill = np.asarray(t["spill_gb"])
+    mem = np.asarray(t["executor_mem_gb"])
+    smj = scheme == "smj"
+    assert np.all(spill[~smj] == 0.0)  # only SMJ sorts
+    # the knobs reach both sides of the spill threshold, and smaller executors spill more often
+    assert 0.0 < np.mean(spill[smj] > 0) < 1.0
+    assert np.mean(spill[smj & (mem <= 2)] > 0) > np.mean(spill[smj & (mem >= 20)] > 0)
