@@ -457,7 +457,7 @@ def _stations(a, r, lam, k, qd=None, q_die=None, iters=6):
               + pm * s_map**2) / (n + pm)
         rho = lam_chip * s_mean
         rho_s = np.clip(rho * seen, 0, 0.9999)
-        e2_q = np.where(r["seq"], 2.0 * s_mean * _stream_resid(e2, np.maximum(s_mean, 1e-300), _stream_ca2(n, units)), e2)
+        e2_q = np.where(r["seq"], _stream_e2(e2, s_mean, _stream_ca2(n, units)), e2)
         w_chip = k["k_q"] * lam_chip * seen * e2_q / (2 * (1 - rho_s))
         if q_die is None:
             cap = (qd if qd is not None else fetch) * (n + pm) / units
@@ -719,12 +719,17 @@ def _stream_ca2(n, units):
     return np.minimum(np.asarray(n, np.float64) / np.asarray(units, np.float64), 1.0)
 
 
+def _stream_e2(e2, svc, ca2):
+    """The second moment ``E[S^2]`` a chip queue fed by a sequential stream acts with
+    (Kingman, G/G/1): the M/G/1 residual ``0.5 E[S^2] / E[S] = 0.5 (1 + cs^2) E[S]`` becomes
+    ``0.5 (ca^2 + cs^2) E[S]`` -- a stream of mixed reads and programs queues only for the
+    spread of their service times, not for the spread of its arrivals."""
+    return np.maximum(e2 - (1.0 - ca2) * svc * svc, 0.0)
+
+
 def _stream_resid(e2, svc, ca2):
-    """Residual term of a chip queue fed by a sequential stream (Kingman, G/G/1): the
-    M/G/1 ``0.5 E[S^2] / E[S] = 0.5 (1 + cs^2) E[S]`` becomes ``0.5 (ca^2 + cs^2) E[S]`` --
-    a stream of mixed reads and programs queues only for the spread of their service
-    times, not for the spread of its arrivals."""
-    return 0.5 * np.maximum(e2 / svc - (1.0 - ca2) * svc, 0.0)
+    """:func:`_stream_e2`'s mean residual service, ``0.5 E[S^2]_stream / E[S]``."""
+    return 0.5 * _stream_e2(e2, svc, ca2) / svc
 
 
 def _chip_terms(g: dict[str, Any], x):
@@ -1142,7 +1147,7 @@ def _open_slice(b: dict[str, Any], k: dict[str, float], seq: bool):
             e2 = e2 + pm * s_map * s_map
         rho = lam_chip * (sn * inv_npm)
         rho_s = np.clip(rho, 0, 0.9999)
-        e2_q = 2.0 * sn * inv_npm * _stream_resid(e2 * inv_npm, sn * inv_npm, _stream_ca2(n, units)) if seq else e2 * inv_npm
+        e2_q = _stream_e2(e2 * inv_npm, sn * inv_npm, _stream_ca2(n, units)) if seq else e2 * inv_npm
         w_chip = lc_kq * e2_q / (1 - rho_s)
         if it < _OPEN_ITERS - 1:
             q = 0.5 * q + 0.5 * np.minimum(lam_chip * w_chip, q_cap) / D

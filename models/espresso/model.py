@@ -53,7 +53,8 @@ REF_CORES = 6
 #: the article's host side is the Linux 5.15 NVMe driver, digest section 1) at the DPU's
 #: 2.1 GHz (L211); assumption: its ARM cores take the time measured on x86 hosts.  The
 #: default of ``host_cmd_kcycles`` (claims.yaml: real-oc-loss, breakeven-cxl-premium).
-HOST_DRIVER_KCYCLES_LINK = ssd.HOST_CMD_CPU_US * 2.1
+HOST_GHZ = 2.1  # paper L211: the DPU's ARM cores
+HOST_DRIVER_KCYCLES_LINK = ssd.HOST_CMD_CPU_US * HOST_GHZ
 #: Energy per processor cycle: the article's 6.45 W SSD processor (L217) over Conv's
 #: 6 cores x 1 GHz.  Assumption: the DPU's cores spend the same per cycle.
 J_PER_CYCLE = 6.45 / (REF_CORES * 1e9)
@@ -139,7 +140,7 @@ class Espresso(Model):
               doc="per-request latency outside firmware, flash and link (controller data path, DMA, ECC)"),
         # --- host (DPU)
         Param("host_cores", 16, "paper L211: 16-core DPU", bounds=(1, 128), integer=True),
-        Param("host_ghz", 2.1, "paper L211: 2.1 GHz ARM DPU cores", bounds=(0.5, 5.0)),
+        Param("host_ghz", HOST_GHZ, "paper L211: 2.1 GHz ARM DPU cores", bounds=(0.5, 5.0)),
         Param("host_dram_gb", 16.0, "paper L211: 16 GB DDR5-5600 on the DPU", bounds=(1.0, 1024.0)),
         Param("oc_ftl_scale_x", *_fit("oc_ftl_scale_x"), bounds=(0.1, 20.0),
               doc="host cycles per unit of SSD-firmware work when the FTL runs on the DPU (OC)"),

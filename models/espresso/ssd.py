@@ -96,7 +96,8 @@ def flash_read_write(fa: dict, read_b, write_b, seq, wa, n: int):
     l_read, l_write).  Writes are log-structured: the FTL programs the next free pages
     (SimpleSSD's page mapping), so they take the block's sequential, multi-plane program
     path whatever their addresses; a write's mapping-page read is then not counted on the
-    flash.  Reads and writes are stacked into one call of each block function."""
+    flash.  Reads and writes are stacked into one call of each block function.  The
+    reference form of :func:`flash_data_end` (the model's path), which the tests pin to it."""
     def two(v):
         v = np.broadcast_to(np.asarray(v, dtype=np.float64), (n,))
         return np.concatenate((v, v))
