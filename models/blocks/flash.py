@@ -318,6 +318,8 @@ def pcie_message_us(payload_b, lanes, lane_gbps) -> np.ndarray:
 
 
 def _msg_us(payload_b, lanes, raw_bw) -> np.ndarray:
+    if np.ndim(raw_bw) == 0 and not np.isfinite(raw_bw):
+        return np.float64(0.0)  # a transparent link (e.g. a model's own link station instead)
     p = np.asarray(payload_b, np.float64)
     full = np.floor(p / TLP_PAYLOAD_B)
     rem = p - full * TLP_PAYLOAD_B

@@ -66,8 +66,8 @@ _MIX = flash.page_type_mix(FLASH_BASE.cell, FLASH_BASE.pages_per_block)
 TR_MEAN_US = float(np.dot(_MIX, FLASH_BASE.tr_us))
 TPROG_MEAN_US = float(np.dot(_MIX, FLASH_BASE.tprog_us))
 #: The flash block models its own host interface; here the CXL link is a separate
-#: station, so the block's PCIe stage is made transparent.
-_NO_PCIE_BYTES_PER_US = 1e15
+#: station, so the block's PCIe stage is made transparent (infinite bandwidth).
+_NO_PCIE_BYTES_PER_US = np.inf
 
 
 def flash_arrays(channels, dies_per_channel, channel_mts, p_map) -> dict:
