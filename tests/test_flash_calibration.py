@@ -33,22 +33,22 @@ def test_heldout_config_within_15pct(split):
 
 
 def test_saturation(split):
-    """Throughput of the highest-load run of every group.  Held-out load points within
-    10 % (20 % before programs of a sequential stream merged by the pages at the die and
-    reads went first in the closed loop); the held-out configuration's mean within 5 %
-    (16 % before read rounds, 8.9 % before random merging scaled with 1 / pages per block,
-    5.1 % before a stream's commands joined only pages of their own kind and the die
-    queue's read / program shares followed the reads-first priority), every group of it
-    within 11 % (19 % before); every group of every run within 11 % (sequential 70/30
-    mixes were 37 % off before those two)."""
+    """Throughput of the highest-load run of every group, within the issue's 10 % on every
+    held-out group: load points (20 % before programs of a sequential stream merged by the
+    pages at the die and reads went first in the closed loop) and the held-out
+    configuration (19 % before a stream's commands joined only pages of their own kind,
+    the die queue's read / program shares followed the reads-first priority and a
+    stream's reads merged by the pages arriving while they wait; mean 16 % before read
+    rounds, 8.9 % before random merging scaled with 1 / pages per block); every group of
+    every run within 10 % (sequential 70/30 mixes were 37 % off)."""
     df, train, consts = split
     held_cfg = np.isin(df["config"].to_numpy(), list(flash_fit.HOLDOUT_CONFIGS))
     s_pts = flash_fit.summarize(df, consts, ~train & ~held_cfg)
     assert s_pts["sat_groups"] >= 15 and s_pts["sat_max_err_pct"] <= 10.0
     s_held = flash_fit.summarize(df, consts, held_cfg)
-    assert s_held["sat_groups"] >= 15 and s_held["sat_mean_err_pct"] <= 5.0 and s_held["sat_max_err_pct"] <= 11.0
+    assert s_held["sat_groups"] >= 15 and s_held["sat_mean_err_pct"] <= 4.5 and s_held["sat_max_err_pct"] <= 10.0
     s_all = flash_fit.summarize(df, consts)
-    assert s_all["sat_groups"] >= 35 and s_all["sat_mean_err_pct"] <= 5.0 and s_all["sat_max_err_pct"] <= 11.0
+    assert s_all["sat_groups"] >= 35 and s_all["sat_mean_err_pct"] <= 4.5 and s_all["sat_max_err_pct"] <= 10.0
 
 
 def test_mixed_stream_merging():
@@ -59,12 +59,47 @@ def test_mixed_stream_merging():
     np.testing.assert_allclose(sh_r + sh_w, 1.0)
     np.testing.assert_allclose(sh_w[0], 0.3)
     assert sh_w[0] < sh_w[1] < sh_w[2] and sh_w[2] > 0.85
-    k = flash.constants()
-    m_w = flash._merge(True, 4.0, 40.0, 0.9, k, False, None, 0.3)
-    assert m_w == pytest.approx(1.9)
-    assert flash._merge(True, 4.0, 40.0, 1.0, k, False, None, 1.0) == pytest.approx(4.0)  # a write stream: all planes
-    # fewer reads queued (programs crowd the queue) -> fewer reads to join
-    assert flash._merge(True, 4.0, 10.0, 0.3, k, True, None, 0.7) < flash._merge(True, 4.0, 10.0, 0.7, k, True, None, 0.7)
+    assert flash._merge(True, 4.0, 40.0, 0.9, None, False, None, 0.3) == pytest.approx(1.9)
+    assert flash._merge(True, 4.0, 40.0, 1.0, None, False, None, 1.0) == pytest.approx(4.0)  # a write stream: all planes
+
+
+def test_sequential_read_joins():
+    """A stream's read command takes the later pages of its page offset that arrive while
+    it waits: none without a wait, all planes when every one joins, P / (1 + (P - 1)(1 - p))
+    between; in a 70/30 stream only reads join (at most the reads one offset holds)."""
+    m = lambda p, kind=1.0: float(flash._merge(True, 4.0, 0.0, kind, None, True, None, kind, p))  # noqa: E731
+    assert m(0.0) == pytest.approx(1.0) and m(1.0) == pytest.approx(4.0)
+    assert m(0.5) == pytest.approx(4.0 / (1.0 + 3.0 * 0.5))
+    assert m(1.0, 0.7) == pytest.approx(2.8 / (1.0 - 0.3**4))
+    assert m(0.5, 0.7) < m(0.5)
+    # the join chance: the next page of the offset comes dies_total pages later; a longer
+    # wait, or a faster stream, joins more; programs crowding the queue leave reads less wait
+    j = lambda rate, wait, rho=0.0, rf=1.0: float(flash._seq_read_join(rate, 64.0, wait, rf, rho))  # noqa: E731
+    assert j(1.0, 0.0) == 0.0 and j(1.0, 64.0) == pytest.approx(np.exp(-1.0))
+    assert j(1.0, 32.0) < j(1.0, 64.0) < j(2.0, 64.0)
+    assert j(1.0, 64.0, 0.8, 0.7) < j(1.0, 64.0, 0.0, 0.7) == pytest.approx(j(1.0, 64.0))
+
+
+def test_sequential_read_merging_matches_mqsim_counts():
+    """The law with MQSim's own page waits and throughput gives MQSim's multi-plane read
+    counts: pure sequential reads at QD >= 16 of both configurations (pages per command
+    from flash_read_cmds + flash_multiplane_read_cmds, mapping reads included)."""
+    import polars as pl
+
+    df = flash_fit.load_reference().filter(
+        (pl.col("pattern") == "sequential") & (pl.col("read_fraction") == 1.0) & (pl.col("queue_depth") >= 16)
+        & (pl.col("mode") == "closed_loop_qd") & (pl.col("device_state") == "fob"))
+    errs = []
+    for r in df.iter_rows(named=True):
+        a = flash._cfg_arrays(mqsim_io.read_ssd_config(r["cfg_path"]))
+        n = max(1.0, np.ceil(r["request_size_B"] / a["page_bytes"]))
+        pages = r["num_completed"] * n + r["mapping_flash_read_cmds"]
+        measured = pages / (r["flash_read_cmds"] + r["flash_multiplane_read_cmds"])
+        p = flash._seq_read_join(r["achieved_iops"] / 1e6 * n, a["units"] * a.get("dies", 1), r["dev_read_tr_waiting_us"],
+                                 1.0, 0.0)
+        errs.append(float(flash._merge(True, a["planes"], 0.0, 1.0, None, True, None, 1.0, p)) / measured - 1.0)
+    assert len(errs) >= 5
+    assert np.median(np.abs(errs)) < 0.1 and np.max(np.abs(errs)) < 0.2
 
 
 def test_leave_one_config_out():

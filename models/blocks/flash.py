@@ -17,9 +17,10 @@ out-of-order transaction scheduler and ONFI NV-DDR2 channel model):
   wait for the channel + command and data in + tPROG.  Reads are served before queued
   writes.  Pages queued at one die with the same page offset in other planes merge into
   one multi-plane command (tR / tPROG shared): a sequential write stream's pages sit at
-  the die and each program takes half of them (up to the planes), sequential reads merge
-  with the backlog per die (``a_seq``), random traffic only where a queued page has the
-  head's page offset (``k_mp`` per queued page / pages per block).
+  the die and each program takes half of them (up to the planes), a sequential read takes
+  the later pages of its page offset that arrive while it waits (no constant), random
+  traffic only where a queued page has the head's page offset (``k_mp`` per queued page /
+  pages per block).
 * **Channel** -- command/address cycles (ONFI NV-DDR2 defaults) and data transfers; data
   out of a finished read goes before new commands; waits follow a non-preemptive
   priority M/G/1 residual (``k_ch``), bounded by the other chips on the channel.
@@ -221,14 +222,13 @@ DEFAULT_CONSTANTS: dict[str, float] = {
     # random multi-plane merging: a page queued at the die joins the head's multi-plane
     # command with chance k_mp (planes - 1) / planes / pages_per_block (MQSim joins only
     # pages at the head's page offset in the block).  1 = uniform page offsets, pure
-    # coincidence (MQSim's command counts give ~1.3 for reads); the throughput fit on the
-    # MQSim runs puts it ~10x higher, i.e. it also absorbs a read-service overestimate
+    # coincidence; the fit on the MQSim runs puts it at ~5: MQSim allocates pages in
+    # arrival order, so the planes' write frontiers (and a fresh drive's first reads) move
+    # in step and queued pages share offsets more often than by chance
     "k_mp": 1.0,
-    # ... for programs (MQSim's counts: ~14, write frontiers of a die's planes move in step)
+    # ... for programs (fitted ~3)
     "k_mp_w": 1.0,
-    # sequential read merging: 1 - exp(-a_seq q / (planes - 1)) of the other planes join
-    # (sequential programs: half the pages at the die, see _merge; no constant)
-    "a_seq": 0.4,
+    # (sequential merging has no constant: see _merge)
     # fork-join: a request of n pages waits H_n ** k_fj times the mean page wait.  Fixed:
     # fitted on the MQSim runs it goes to 0 (0.3 and 0.6 cost 0.2 and 1.0 MAPE points), as
     # the MVA page waits at a loaded chip already carry the spread of the slowest page
@@ -405,12 +405,13 @@ def _round_wait(capb, rho0, c):
     return capb * rho * rho
 
 
-def _stations(a, r, lam, k, qd=None, q_die=None, iters=6, rho_q=0.0):
+def _stations(a, r, lam, k, qd=None, q_die=None, iters=6, rho_q=0.0, p_join=0.0):
     """Chip and channel service at request rate ``lam`` (per us).  ``qd``: closed loop
     (waits are those seen by an arrival among qd - 1 others); ``q_die``: pages waiting
     per die (for multi-plane merging) when known, else solved with the chip queue;
-    ``rho_q``: with ``q_die``, the chip utilization that sets the queue's read / program
-    shares (:func:`_queued_shares`)."""
+    with ``q_die``, ``rho_q``: the chip utilization that sets the queue's read / program
+    shares (:func:`_queued_shares`), ``p_join``: a stream's read join chance
+    (:func:`_seq_read_join`); else both follow the chip queue too."""
     f = np.float64
     lam = np.asarray(lam, f)
     n, x, rf, wa = r["n"], r["x"], r["rf"], r["wa"]
@@ -433,7 +434,7 @@ def _stations(a, r, lam, k, qd=None, q_die=None, iters=6, rho_q=0.0):
     for _ in range(iters if q_die is None else 1):
         ppb = a["pages_per_block"]
         sh_r, sh_w = _queued_shares(rf, rho_q)
-        m_r = _merge(r["seq"], P, q, sh_r, k, True, ppb, rf)
+        m_r = _merge(r["seq"], P, q, sh_r, k, True, ppb, rf, p_join)
         m_w = _merge(r["seq"], P, q, sh_w, k, False, ppb, 1 - rf)
         t_rc = READ_CMD_US + (m_r - 1) * READ_CMD_PLANE_US
         t_pc = PROG_CMD_US + (m_w - 1) * PROG_CMD_PLANE_US
@@ -468,6 +469,7 @@ def _stations(a, r, lam, k, qd=None, q_die=None, iters=6, rho_q=0.0):
             cap = (qd if qd is not None else fetch) * (n + pm) / units
             q = 0.5 * q + 0.5 * np.minimum(lam_chip * w_chip, cap) / D
             rho_q = rho_s
+            p_join = _seq_read_join(lam * n, units * D, w_chip, rf, rho_s)
     rho_r = np.clip(lam_chip * (n * rf * s_r + pm * s_map) / (n + pm) * seen, 0, 0.9999)
     return {"pm": pm, "s_r": s_r, "s_w": s_w, "s_map": s_map, "s_mean": s_mean, "e2": e2, "rho": rho, "rho_r": rho_r,
             "rho_s": rho_s, "w_chip": w_chip, "w_ch": w_ch, "w_sy": w_sy, "u_ch": u_ch, "t_rc": t_rc, "t_pc": t_pc, "m_r": m_r,
@@ -535,10 +537,10 @@ def _closed_response(a, r, x, qd, k) -> np.ndarray:
     x = np.asarray(x, f)
     # pages waiting per die (multi-plane merging): a stream's from its depth, random ones
     # from the chip wait without merging; their read / program shares from that step's
-    # chip utilization
-    q_die, rho_q = q_seq, 0.0
+    # chip utilization, a stream's read joins from that step's wait
+    q_die, rho_q, p_join = q_seq, 0.0, 0.0
     for step in range(2):
-        s = _stations(a, r, x, k, qd=qd, q_die=q_die, rho_q=rho_q)
+        s = _stations(a, r, x, k, qd=qd, q_die=q_die, rho_q=rho_q, p_join=p_join)
         pm = s["pm"]
         v = (n + pm) / units  # chip ops per request per chip
         svc = s["s_mean"]
@@ -548,16 +550,17 @@ def _closed_response(a, r, x, qd, k) -> np.ndarray:
         free = 1.0 - k["k_q"] * busy
         with np.errstate(divide="ignore", invalid="ignore"):
             w_rand = np.where(free > 0, k["k_q"] * busy * resid_q / free, np.inf)
+        z = _path(a, r, s)
+        chip_path = np.maximum(z - r["d2h"] - r["h2d"] - pm * s["s_map"], svc)
+        w_seq = np.maximum(qd * n / units * svc - chip_path, 0.0)
         if step == 0:
             q_die = np.where(seq, q_seq, np.minimum(x * v * w_rand, qd * v) / D)
             rho_q = k["k_q"] * busy
-    z = _path(a, r, s)
+            p_join = _seq_read_join(x * n, units * D, w_seq, rf, rho_q)
     with np.errstate(divide="ignore", invalid="ignore"):
         fd, fh = 1.0 - frac * x * r["d2h"], 1.0 - frac * x * r["h2d"]
         w_d = np.where(fd > 0, frac * x * r["d2h"] ** 2 / fd, np.inf)
         w_h = np.where(fh > 0, frac * x * r["h2d"] ** 2 / fh, np.inf)
-        chip_path = np.maximum(z - r["d2h"] - r["h2d"] - pm * s["s_map"], svc)
-        w_seq = np.maximum(qd * n / units * svc - chip_path, 0.0)
         # random pages: reads go first at a chip (the stream's mix keeps the FCFS wait)
         phi = _priority_factor(rf, k["k_q"] * busy, k["k_q"] * s["rho_r"])
         w = np.where(seq, (1 - mix) * w_seq + mix * w_rand, w_rand * phi)
@@ -660,8 +663,8 @@ def _closed_prep(b: dict[str, Any], k: dict[str, float], seq: bool) -> dict[str,
         # shares, and so the merging, from the chip utilization (_chip_terms): the terms
         # at an idle chip here
         g["q_seq"] = np.maximum(qd * n / units - 1.0, 0.0) / D
-        g["P"], g["a_seq"] = P, k["a_seq"]
-        g.update(_service_terms(g, *_seq_merges(g, 0.0)))
+        g["P"], g["dies_total"] = P, units * D
+        g.update(_service_terms(g, *_seq_merges(g, 0.0, 0.0)))
         g["k_pm"] = k["k_seqmap"] * map0 * frac  # shared mapping reads: pm = p_map / (1 + X k_pm)
         g["q_n"] = qd * n / units
         g["fj_seq"] = fj * (1.0 - mix)
@@ -711,12 +714,12 @@ def _service_terms(g: dict[str, Any], m_r, m_w) -> dict[str, Any]:
     }
 
 
-def _seq_merges(g: dict[str, Any], rho):
-    """A stream's pages per read and per program command at chip utilization ``rho``."""
+def _seq_merges(g: dict[str, Any], rho, p_join):
+    """A stream's pages per read and per program command at chip utilization ``rho`` and
+    read join chance ``p_join``."""
     sh_r, sh_w = _queued_shares(g["rf"], rho)
-    k = {"a_seq": g["a_seq"]}
-    return (_merge(True, g["P"], g["q_seq"], sh_r, k, True, None, g["rf"]),
-            _merge(True, g["P"], g["q_seq"], sh_w, k, False, None, g["wf"]))
+    return (_merge(True, g["P"], g["q_seq"], sh_r, None, True, None, g["rf"], p_join),
+            _merge(True, g["P"], g["q_seq"], sh_w, None, False, None, g["wf"]))
 
 
 def _resid(e2, svc):
@@ -746,6 +749,18 @@ def _queued_shares(rf, rho):
     return r_q / tot, (1.0 - rf) / tot
 
 
+def _seq_read_join(pages_per_us, dies_total, wait, rf, rho):
+    """Chance that the next page of a stream's page offset on a die (``dies_total`` pages
+    later: CWDP fills every die before the next plane) arrives while a read command's
+    head waits at the chip: ``exp(-gap / W_r)`` for an exponential wait of mean ``W_r``,
+    the reads' part of the mean page wait ``wait`` under reads-first priority
+    (Cobham: ``W_r = wait x share_r / rf``, :func:`_queued_shares`); 0 without a wait."""
+    sh_r, _ = _queued_shares(rf, rho)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        w_r = wait * np.where(rf > 0, sh_r / rf, 1.0)
+        return np.where(w_r > 0, np.exp(-dies_total / (pages_per_us * w_r)), 0.0)
+
+
 def _stream_ca2(n, units):
     """Squared coefficient of variation of a sequential stream's page arrivals at one chip:
     the stream visits the chips in turn, so a chip gets every ``units / n``-th request's
@@ -768,7 +783,8 @@ def _stream_resid(e2, svc, ca2):
 
 def _seq_chip_terms(g: dict[str, Any], x, t: dict[str, Any]):
     """_chip_terms of a stream whose merging gives the service terms ``t``
-    (:func:`_service_terms`): (A, chip busy share per unit X, residual service)."""
+    (:func:`_service_terms`): (A, chip busy share per unit X, residual service, the
+    stream's queue wait at the chips)."""
     pm = g["p_map"] / (1.0 + x * g["k_pm"]) if g["has_pm"] else 0.0
     if g["has_pm"]:
         den = 1.0 - np.minimum(x * (g["mu_a"] + pm * g["mu_b"]), 0.999)
@@ -802,10 +818,11 @@ def _seq_chip_terms(g: dict[str, Any], x, t: dict[str, Any]):
     resid = _resid(e2n * inv, svc)
     sb = g["c_b"] * s_num
     # a stream's pages queue only once the pages in flight exceed the chips
-    a_ = z + g["fj_seq"] * np.maximum(g["q_n"] * svc - np.maximum(cp, svc), 0.0)
+    w_seq = np.maximum(g["q_n"] * svc - np.maximum(cp, svc), 0.0)
+    a_ = z + g["fj_seq"] * w_seq
     if g["has_pm"]:
         a_ = a_ + pm * (x * sb) * resid
-    return a_, sb, _stream_resid(e2n * inv, svc, g["ca2"])
+    return a_, sb, _stream_resid(e2n * inv, svc, g["ca2"]), w_seq
 
 
 def _chip_terms(g: dict[str, Any], x):
@@ -813,12 +830,15 @@ def _chip_terms(g: dict[str, Any], x):
     response less the chip queue and the PCIe waits."""
     k_q = g["k_q"]
     if g["seq"]:
-        if not g["has_mix"]:
-            return _seq_chip_terms(g, x, g)
-        # a mixed stream: the chip utilization at the idle-chip merging sets the queue's
-        # read / program shares, and they the merging (_closed_response's two steps)
-        busy = x * _seq_chip_terms(g, x, g)[1]
-        return _seq_chip_terms(g, x, _service_terms(g, *_seq_merges(g, k_q * busy)))
+        if not g["has_r"]:
+            return _seq_chip_terms(g, x, g)[:3]
+        # with reads: the chip utilization and the queue wait at the idle-chip merging set
+        # the queue's read / program shares and the read joins, and they the merging
+        # (_closed_response's two steps)
+        _, sb, _, w_seq = _seq_chip_terms(g, x, g)
+        rho = k_q * x * sb
+        p_join = _seq_read_join(x * g["n"], g["dies_total"], w_seq, g["rf"], rho)
+        return _seq_chip_terms(g, x, _service_terms(g, *_seq_merges(g, rho, p_join)))[:3]
     # first pass, no merging: the chip queue it implies sets the merging
     den = 1.0 - np.minimum(x * g["mu"], 0.999)
     w0 = np.minimum(x * g["kap0"] / den, g["cap"])
@@ -1109,30 +1129,34 @@ def _rand_merge(k_mp, P, ppb):
     return k_mp * (P - 1) / P / np.asarray(ppb, np.float64)
 
 
-def _merge(seq, P, q, share, k, read: bool, ppb, kind=None):
+def _merge(seq, P, q, share, k, read: bool, ppb, kind=None, p_join=0.0):
     """Pages per multi-plane command of one kind (reads or programs) with ``q`` pages
     waiting per die, ``share`` of them of this kind (:func:`_queued_shares`); ``kind``:
     the kind's share of the stream's pages (default ``share``).
 
     * random: each waiting page of the kind joins with chance :func:`_rand_merge`;
     * sequential: MQSim allocates a stream's pages in order, so the planes of a die are
-      filled in step and the pages at one page offset across them are consecutive pages of
-      the stream; a command joins only pages of its own kind, ``kind`` of those slots
-      (a mixed stream's merging saturates at ``1 + (P - 1) kind``);
-    * sequential reads: the other planes join as ``1 - exp(-a_seq q_r / (P - 1))`` with
-      ``q_r = q share / kind`` (reads are short, so a stream's pages reach a die spread
-      out; programs crowding the queue leave fewer reads to join);
+      filled in step and the ``P`` pages at one page offset across them are pages of the
+      stream one die-stride apart; a command joins only pages of its own kind, ``kind``
+      of those slots;
+    * sequential reads: a read command takes the later pages of its offset that arrived
+      while its head waited, each with chance ``p_join`` (:func:`_seq_read_join`) after
+      the one before: per offset, ``N ~ Binomial(P, kind)`` reads form ``1 + (N - 1)(1 -
+      p_j)`` commands, ``p_j`` the join chance over the geometric gap to the next read
+      slot -- ``P / (1 + (P - 1)(1 - p_join))`` pages per command for pure reads (MQSim:
+      1.5-1.7 on 4 planes, 1.0-2.0 on 2, as this law gives with the runs' own waits);
     * sequential programs: a program takes far longer than the transfers around it, so a
       write stream's pages in flight sit at the die, split between the command in service
       and the queue; each command takes what queued during the previous one -- half the
-      ``q share + 1`` pages there (MQSim: 256-KiB writes at QD16, 4 pages per die, run ~2
-      pages per program, at QD64 all 4 planes; a 70/30 stream's programs 1.2 of at most
-      1.3 on 2 planes, 1.6 of at most 1.9 on 4)."""
+      ``q share + 1`` pages there, at most ``1 + (P - 1) kind`` (MQSim: 256-KiB writes at
+      QD16, 4 pages per die, run ~2 pages per program, at QD64 all 4 planes; a 70/30
+      stream's programs 1.2 of at most 1.3 on 2 planes, 1.6 of at most 1.9 on 4)."""
     kind = share if kind is None else kind
     if read:
         with np.errstate(divide="ignore", invalid="ignore"):
-            rel = np.where(kind > 0, share / kind, 1.0)
-        m_seq = 1 + (P - 1) * kind * (1 - np.exp(-k["a_seq"] * q * rel / np.maximum(P - 1, 1)))
+            p_j = kind * p_join / (1.0 - (1.0 - kind) * p_join)
+            n_any = 1.0 - (1.0 - kind) ** P  # chance an offset holds a read
+            m_seq = np.where(kind > 0, P * kind / (n_any + (P * kind - n_any) * (1.0 - p_j)), 1.0)
     else:
         m_seq = np.minimum(0.5 * (q * share + 1.0), 1.0 + (P - 1) * kind)
     if np.all(seq):
@@ -1170,14 +1194,14 @@ def _open_slice(b: dict[str, Any], k: dict[str, float], seq: bool):
     nr = n * rf + pm
     capb_0 = _round_cap(units / C - 1, n * rf, xt, pm, x_map, np.sqrt(np.maximum(tr2 - tr * tr, 0.0)), b["rounds"])
     lam_nr = lam * nr / units
-    q = rho_q = 0.0
+    q = rho_q = p_join = 0.0
     for it in range(_OPEN_ITERS):
         # multi-plane merging from the die queue (none before the first estimate)
         if it == 0:
             m_r = m_w = i_r = i_w = 1.0
         else:
             sh_r, sh_w = _queued_shares(rf, rho_q) if (has_r and has_w) else (rf, wf)
-            m_r = _merge(seq, P, q, sh_r, k, True, b["pages_per_block"], rf) if has_r else 1.0
+            m_r = _merge(seq, P, q, sh_r, k, True, b["pages_per_block"], rf, p_join) if has_r else 1.0
             m_w = _merge(seq, P, q, sh_w, k, False, b["pages_per_block"], wf) if has_w else 1.0
             i_r, i_w = 1.0 / m_r, 1.0 / m_w
         t_rc = READ_CMD_US + (m_r - 1) * READ_CMD_PLANE_US
@@ -1209,6 +1233,8 @@ def _open_slice(b: dict[str, Any], k: dict[str, float], seq: bool):
         if it < _OPEN_ITERS - 1:
             q = 0.5 * q + 0.5 * np.minimum(lam_chip * w_chip, q_cap) / D
             rho_q = rho_s
+            if seq and has_r:
+                p_join = _seq_read_join(lam * n, units * D, w_chip, rf, rho_s)
     # reads (and mapping reads) go before queued writes at a chip (non-preemptive priority)
     rho_r = np.clip(lam_chip * (n * rf * s_r + pm * s_map) * inv_npm, 0, 0.9999)
     inv_r = 1.0 / (1 - rho_r)

@@ -29,9 +29,9 @@ RULE = (
 )
 SAT_RULE = ("saturation IOPS per workload group (config, state, pattern, size, read fraction): "
             "reference = max achieved_iops over complete rows without GC, model = predicted throughput at that row")
-FIT_KEYS = ("k_mp", "k_mp_w", "a_seq")
+FIT_KEYS = ("k_mp", "k_mp_w")
 SMALL_KEYS = ("k_mp",)  # refitted alone when few runs are given
-BOUNDS = {"k_ch": (0.2, 6.0), "k_q": (0.5, 1.5), "k_mp": (0.0, 50.0), "k_mp_w": (0.0, 50.0), "a_seq": (0.1, 2.0), "k_fj": (0.0, 1.0),
+BOUNDS = {"k_ch": (0.2, 6.0), "k_q": (0.5, 1.5), "k_mp": (0.0, 50.0), "k_mp_w": (0.0, 50.0), "k_fj": (0.0, 1.0),
           "k_seqmap": (0.5, 5.0)}
 #: Held out of the shipped split fit: one whole SSD configuration (its CMT makes it the
 #: one least like the others, and it is the only one with 2 dies per chip and 333 MB/s

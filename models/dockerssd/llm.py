@@ -106,7 +106,7 @@ class DockerSsdLlm(Model):
               "dram block: DDR4-3200 stream bandwidth x 2 channels (assumption: two 32-GB DIMMs)", bounds=(1.0, 1000.0)),
         Param("swap_ssd_gb", hw.SSD_CAPACITY_GB, "400-GB SSD as Linux swap per host (L1066)", bounds=(0.0, 16000.0)),
         Param("swap_link", "pcie4", "assumption: a PCIe 4.0 x4 NVMe SSD as the swap device", choices=SWAP_LINKS),
-        Param("swap_fault_us", 2.39,
+        Param("swap_fault_us", 2.34,
               "fitted: per-page cost of a Linux swap-in beyond the transfer, fitted so that D-Cache/H-Cache at long "
               "sequences meets the article's ~9.5x asymptote (L1094; models/dockerssd/fit.py)", bounds=(0.0, 1000.0),
               doc="page-fault time per 4-KiB swap page, the swap tier's page_fault_s"),
