@@ -591,6 +591,9 @@ _OPEN_CHUNK = 16384
 #: (1e-8: the throughput, returned as Y(X), then lies within ~1e-8 of the root -- far
 #: inside the model's accuracy; 1e-10 cost about half an evaluation more per point)
 _CLOSED_TOL = 1e-8
+#: first guesses stay below this share of the channels' data-out pole (measured on the
+#: espresso bench points: 0.9-0.97 give the fewest map evaluations, 9.3 -> 7.4 per point)
+_GUESS_CH_POLE = 0.97
 #: iterations per slice before its unsolved points wait for the common final round
 _CLOSED_SLICE_ITERS = 8
 _CLOSED_MAX_ITERS = 200
@@ -942,7 +945,9 @@ def _closed_map(g: dict[str, Any], x) -> np.ndarray:
 
 def _closed_guess(g: dict[str, Any]) -> np.ndarray:
     """First guess: the frozen-model root at zero load, chip pole only (the map at X = 0
-    without the PCIe queues), kept below the PCIe poles."""
+    without the PCIe queues), kept below the PCIe poles and the channels' data-out pole
+    (the channel wait's, which the frozen model does not keep: a channel-bound point
+    guessed above it takes ~2 more map evaluations)."""
     k_q, qd = g["k_q"], g["qd"]
     if g["seq"]:
         pm = g["p_map"] if g["has_pm"] else 0.0
@@ -961,6 +966,9 @@ def _closed_guess(g: dict[str, Any]) -> np.ndarray:
     b_m = k_q * sb
     c_m = g["fjmix_kq"] * sb * resid if c_on else 0.0
     y = 2.0 * qd / ((a_ + qd * b_m) + np.sqrt((a_ - qd * b_m) ** 2 + 4.0 * qd * c_m))
+    mu = g["mu_a"] + (g["p_map"] * g["mu_b"] if g["has_pm"] else 0.0)  # data-out per unit X
+    with np.errstate(divide="ignore"):
+        y = np.minimum(y, _GUESS_CH_POLE / mu)
     return np.minimum(y, 0.999 * g["x_hi"])
 
 
