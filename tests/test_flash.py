@@ -153,3 +153,29 @@ def test_saturation_above_threshold_is_inf_without_changing_the_rest():
     assert below.sum() > 500 and over.sum() > 500
     np.testing.assert_allclose(y[below], x[below], rtol=1e-7)
     assert np.all(np.isinf(y[over]))
+
+
+def test_open_loop_stream_finds_its_backlog():
+    """A sequential write stream above its capacity without multi-plane merging needs a
+    standing backlog to merge: the open loop finds that fixed point (the wait solved as
+    W = W'(W)) instead of overshooting from an empty queue, so the latency stays finite
+    and rises with the load up to saturation (espresso_tlc, 64 KiB: an iteration from
+    zero returned inf from 30 % of saturation)."""
+    sat = float(flash.saturation_iops("espresso_tlc", 65536, 0.0, "sequential"))
+    frac = np.linspace(0.05, 0.95, 19)
+    lat = flash.open_loop_latency_us("espresso_tlc", frac * sat, 65536, 0.0, "sequential")
+    assert np.all(np.isfinite(lat))
+    assert np.all(np.diff(lat) > 0)
+    assert lat[0] == pytest.approx(float(flash.unloaded_latency_us("espresso_tlc", 65536, 0.0, "sequential")), rel=0.05)
+    # beyond the capacity with every plane merged it is over
+    assert not np.isfinite(flash.open_loop_latency_us("espresso_tlc", 1.2 * sat, 65536, 0.0, "sequential"))
+
+
+def test_wait_root_solves_a_falling_map():
+    """The open loop's root finder on W = c / (1 + W) (root (sqrt(1 + 4c) - 1) / 2), per
+    point, with a point whose root is the bound and one without a wait."""
+    c = np.array([0.5, 3.0, 100.0, 1e6, 0.0])
+    w_max = np.array([10.0, 10.0, 1e4, 50.0, 10.0])
+    w = flash._wait_root(lambda x: c / (1.0 + x), w_max, 60)
+    exact = np.minimum((np.sqrt(1.0 + 4.0 * c) - 1.0) / 2.0, w_max)
+    np.testing.assert_allclose(w, exact, rtol=1e-9)

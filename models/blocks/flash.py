@@ -36,7 +36,8 @@ out-of-order transaction scheduler and ONFI NV-DDR2 channel model):
   mapping read with the requests arriving while it is in flight.
 
 Queueing: open loop (Poisson arrivals) uses M/G/1 at each chip (service-time moments from
-the tR/tPROG page-type mix), M/D/1 at each PCIe direction, and a fork-join factor
+the tR/tPROG page-type mix; the page wait W is the fixed point of the wait the merging at
+W implies, solved by a bracketed root finder), M/D/1 at each PCIe direction, and a fork-join factor
 ``H_n ** k_fj`` for requests that wait for the slowest of their ``n`` pages (``k_fj = 0``
 fits the MQSim runs best: the loaded page waits already carry that spread).  Closed loop
 (queue depth QD) uses approximate mean-value analysis (Schweitzer) over the same
@@ -405,13 +406,12 @@ def _round_wait(capb, rho0, c):
     return capb * rho * rho
 
 
-def _stations(a, r, lam, k, qd=None, q_die=None, iters=6, rho_q=0.0, p_join=0.0):
-    """Chip and channel service at request rate ``lam`` (per us).  ``qd``: closed loop
-    (waits are those seen by an arrival among qd - 1 others); ``q_die``: pages waiting
-    per die (for multi-plane merging) when known, else solved with the chip queue;
-    with ``q_die``, ``rho_q``: the chip utilization that sets the queue's read / program
-    shares (:func:`_queued_shares`), ``p_join``: a stream's read join chance
-    (:func:`_seq_read_join`); else both follow the chip queue too."""
+def _stations(a, r, lam, k, q_die, qd=None, rho_q=0.0, p_join=0.0):
+    """Chip and channel service at request rate ``lam`` (per us) with ``q_die`` pages
+    waiting per die (multi-plane merging), ``rho_q`` the chip utilization that sets their
+    read / program shares (:func:`_queued_shares`) and ``p_join`` a stream's read join
+    chance (:func:`_seq_read_join`).  ``qd``: closed loop (waits are those seen by an
+    arrival among qd - 1 others)."""
     f = np.float64
     lam = np.asarray(lam, f)
     n, x, rf, wa = r["n"], r["x"], r["rf"], r["wa"]
@@ -429,47 +429,40 @@ def _stations(a, r, lam, k, qd=None, q_die=None, iters=6, rho_q=0.0, p_join=0.0)
     gc = _gc_us_per_page(wa, tr, tp, x, a["tbers"], a["pages_per_block"])
     sd_tr = np.sqrt(np.maximum(np.asarray(a["tr2_mean"], f) - tr * tr, 0.0))
     lam_chip = lam * (n + pm) / units
-    q = np.zeros(np.broadcast(lam, n, rf).shape) if q_die is None else np.asarray(q_die, f)
-    fetch = np.asarray(a.get("fetch", QUEUE_FETCH_SIZE), f)
-    for _ in range(iters if q_die is None else 1):
-        ppb = a["pages_per_block"]
-        sh_r, sh_w = _queued_shares(rf, rho_q)
-        m_r = _merge(r["seq"], P, q, sh_r, k, True, ppb, rf, p_join)
-        m_w = _merge(r["seq"], P, q, sh_w, k, False, ppb, 1 - rf)
-        t_rc = READ_CMD_US + (m_r - 1) * READ_CMD_PLANE_US
-        t_pc = PROG_CMD_US + (m_w - 1) * PROG_CMD_PLANE_US
-        # channel: data out (high priority), commands and data in (low priority)
-        lam_pg, lam_map = lam * n / C, lam * pm / C
-        u_out = lam_pg * rf * x + lam_map * r["x_map"]
-        u_ch = u_out + lam_pg * rf * t_rc / m_r + lam_pg * (1 - rf) * (t_pc / m_w + x) + lam_map * READ_CMD_US
-        res = 0.5 * (lam_pg * rf * (x**2 + t_rc**2 / m_r) + lam_pg * (1 - rf) * (t_pc + m_w * x) ** 2 / m_w
-                     + lam_map * (r["x_map"] ** 2 + READ_CMD_US**2))
-        w_ch = np.minimum(k["k_ch"] * res * seen / (1 - np.clip(u_out * seen, 0, 0.999)), (W - 1) * (x + READ_CMD_US))
-        # chip occupancy per op (the wait for the channel holds the chip)
-        s_r = (t_rc + tr) / m_r + x + w_ch + w_ch / m_r
-        s_w = (t_pc + tp) / m_w + x + w_ch / m_w + gc
-        s_map = map0 + 2 * w_ch
-        # read rounds: each read op waits for the data-out of the chips in step with it
-        nr = n * rf + pm
-        capb = np.maximum(_round_cap(W - 1, n * rf, x, pm, r["x_map"], sd_tr, np.asarray(a.get("rounds", 0.0), f)) - w_ch,
-                          0.0)
-        rho0 = lam_chip * seen * (n * (rf * s_r + (1 - rf) * s_w) + pm * s_map) / (n + pm)
-        w_sy = _round_wait(capb, rho0, lam * seen * nr / units * capb)
-        s_r, s_map = s_r + w_sy, s_map + w_sy
-        s_mean = (n * (rf * s_r + (1 - rf) * s_w) + pm * s_map) / (n + pm)
-        v_r, v_w = s_r - tr / m_r, s_w - tp / m_w
-        e2 = (n * (rf * (np.asarray(a["tr2_mean"], f) / m_r**2 + 2 * tr / m_r * v_r + v_r**2)
-                   + (1 - rf) * (np.asarray(a["tprog2_mean"], f) / m_w**2 + 2 * tp / m_w * v_w + v_w**2))
-              + pm * s_map**2) / (n + pm)
-        rho = lam_chip * s_mean
-        rho_s = np.clip(rho * seen, 0, 0.9999)
-        e2_q = np.where(r["seq"], _stream_e2(e2, s_mean, _stream_ca2(n, units)), e2)
-        w_chip = k["k_q"] * lam_chip * seen * e2_q / (2 * (1 - rho_s))
-        if q_die is None:
-            cap = (qd if qd is not None else fetch) * (n + pm) / units
-            q = 0.5 * q + 0.5 * np.minimum(lam_chip * w_chip, cap) / D
-            rho_q = rho_s
-            p_join = _seq_read_join(lam * n, units * D, w_chip, rf, rho_s)
+    q = np.asarray(q_die, f)
+    ppb = a["pages_per_block"]
+    sh_r, sh_w = _queued_shares(rf, rho_q)
+    m_r = _merge(r["seq"], P, q, sh_r, k, True, ppb, rf, p_join)
+    m_w = _merge(r["seq"], P, q, sh_w, k, False, ppb, 1 - rf)
+    t_rc = READ_CMD_US + (m_r - 1) * READ_CMD_PLANE_US
+    t_pc = PROG_CMD_US + (m_w - 1) * PROG_CMD_PLANE_US
+    # channel: data out (high priority), commands and data in (low priority)
+    lam_pg, lam_map = lam * n / C, lam * pm / C
+    u_out = lam_pg * rf * x + lam_map * r["x_map"]
+    u_ch = u_out + lam_pg * rf * t_rc / m_r + lam_pg * (1 - rf) * (t_pc / m_w + x) + lam_map * READ_CMD_US
+    res = 0.5 * (lam_pg * rf * (x**2 + t_rc**2 / m_r) + lam_pg * (1 - rf) * (t_pc + m_w * x) ** 2 / m_w
+                 + lam_map * (r["x_map"] ** 2 + READ_CMD_US**2))
+    w_ch = np.minimum(k["k_ch"] * res * seen / (1 - np.clip(u_out * seen, 0, 0.999)), (W - 1) * (x + READ_CMD_US))
+    # chip occupancy per op (the wait for the channel holds the chip)
+    s_r = (t_rc + tr) / m_r + x + w_ch + w_ch / m_r
+    s_w = (t_pc + tp) / m_w + x + w_ch / m_w + gc
+    s_map = map0 + 2 * w_ch
+    # read rounds: each read op waits for the data-out of the chips in step with it
+    nr = n * rf + pm
+    capb = np.maximum(_round_cap(W - 1, n * rf, x, pm, r["x_map"], sd_tr, np.asarray(a.get("rounds", 0.0), f)) - w_ch,
+                      0.0)
+    rho0 = lam_chip * seen * (n * (rf * s_r + (1 - rf) * s_w) + pm * s_map) / (n + pm)
+    w_sy = _round_wait(capb, rho0, lam * seen * nr / units * capb)
+    s_r, s_map = s_r + w_sy, s_map + w_sy
+    s_mean = (n * (rf * s_r + (1 - rf) * s_w) + pm * s_map) / (n + pm)
+    v_r, v_w = s_r - tr / m_r, s_w - tp / m_w
+    e2 = (n * (rf * (np.asarray(a["tr2_mean"], f) / m_r**2 + 2 * tr / m_r * v_r + v_r**2)
+               + (1 - rf) * (np.asarray(a["tprog2_mean"], f) / m_w**2 + 2 * tp / m_w * v_w + v_w**2))
+          + pm * s_map**2) / (n + pm)
+    rho = lam_chip * s_mean
+    rho_s = np.clip(rho * seen, 0, 0.9999)
+    e2_q = np.where(r["seq"], _stream_e2(e2, s_mean, _stream_ca2(n, units)), e2)
+    w_chip = k["k_q"] * lam_chip * seen * e2_q / (2 * (1 - rho_s))
     rho_r = np.clip(lam_chip * (n * rf * s_r + pm * s_map) / (n + pm) * seen, 0, 0.9999)
     return {"pm": pm, "s_r": s_r, "s_w": s_w, "s_map": s_map, "s_mean": s_mean, "e2": e2, "rho": rho, "rho_r": rho_r,
             "rho_s": rho_s, "w_chip": w_chip, "w_ch": w_ch, "w_sy": w_sy, "u_ch": u_ch, "t_rc": t_rc, "t_pc": t_pc, "m_r": m_r,
@@ -495,9 +488,84 @@ def _fork_join(r, units, k) -> np.ndarray:
     return np.where(r["seq"], 1.0 + mix * (fj - 1.0), fj)
 
 
+def _open_stations(a, r, lam, k, wait):
+    """_stations in open loop when pages wait ``wait`` us at a die: the pages waiting
+    (Little) and a stream's read joins follow from it, the queue's read / program shares
+    from the chip utilization at the page shares (as the closed loop's two steps)."""
+    f = np.float64
+    units, D = np.asarray(a["units"], f), np.asarray(a.get("dies", 1), f)
+    fetch = np.asarray(a.get("fetch", QUEUE_FETCH_SIZE), f)
+    map0 = READ_CMD_US + np.asarray(a["tr_mean"], f) + r["x_map"]
+    pm = np.where(r["seq"], r["p_map"] / (1.0 + lam * k["k_seqmap"] * map0), r["p_map"])
+    ops = (r["n"] + pm) / units  # chip ops per request per chip
+    q = np.minimum(lam * ops * wait, fetch * ops) / D
+    s0 = _stations(a, r, lam, k, q, p_join=_seq_read_join(lam * r["n"], units * D, wait, r["rf"], 0.0))
+    rho = s0["rho_s"]
+    return _stations(a, r, lam, k, q, rho_q=rho, p_join=_seq_read_join(lam * r["n"], units * D, wait, r["rf"], rho))
+
+
+def _wait_root(wait_of, w_max, iters: int):
+    """The root of ``W = W'(W)`` on ``(0, w_max]`` for a chip wait ``W' = wait_of(W)``
+    that falls as W rises (more merging, less utilization): Illinois regula falsi on
+    ``G(u) = log min(W'(e^u), w_max) - u`` over ``u`` from ``log w_max - 46`` (a wait
+    1e-20 of the bound: 0 where even that is above W') to ``log w_max`` (G <= 0 there);
+    ``iters`` evaluations after the two ends.  The log tames the chip wait's pole: W'
+    spans orders of magnitude near saturation, where regula falsi on W itself stalls."""
+    w_max = np.array(w_max, dtype=np.float64)
+    hi = np.log(w_max)
+    lo = hi - 46.0
+
+    def g(u):
+        with np.errstate(divide="ignore"):
+            return np.log(np.minimum(wait_of(np.exp(u)), w_max)) - u
+
+    g_lo, g_hi = g(lo), g(hi)
+    zero = ~(g_lo > 0)  # no wait: even the smallest one exceeds what it implies
+    g_lo = np.where(zero, 1.0, g_lo)
+    at_hi = g_hi >= 0  # the bound itself (a full fetch window)
+    # a point's root is kept from the evaluation that first meets the tolerance, so that
+    # it does not depend on the other points solved with it
+    u_out = np.where(at_hi, hi, -np.inf)
+    kept = zero | at_hi
+    side = np.zeros(hi.shape)  # +1: lo kept last time, -1: hi kept last time
+    for _ in range(iters):
+        if kept.all():
+            break
+        with np.errstate(divide="ignore", invalid="ignore"):
+            c = (lo * g_hi - hi * g_lo) / (g_hi - g_lo)
+        c = np.where((c > lo) & (c < hi), c, 0.5 * (lo + hi))
+        g_c = g(c)
+        up = g_c > 0
+        lo, g_lo = np.where(up, c, lo), np.where(up, g_c, np.where(side > 0, 0.5 * g_lo, g_lo))
+        hi, g_hi = np.where(up, hi, c), np.where(up, np.where(side < 0, 0.5 * g_hi, g_hi), g_c)
+        side = np.where(up, -1.0, 1.0)
+        # W = W'(W) to the tolerance, or a bracket that narrow (a root at a kink)
+        new = ~kept & ((np.abs(g_c) <= _WAIT_TOL) | (hi - lo <= _WAIT_TOL * (1.0 + np.abs(c))))
+        u_out = np.where(new, c, u_out)
+        kept |= new
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u_end = np.where(g_lo - g_hi > 0, (lo * g_hi - hi * g_lo) / (g_hi - g_lo), hi)
+    return np.where(zero, 0.0, np.exp(np.where(kept, u_out, u_end)))
+
+
+def _open_wait(a, r, lam, k):
+    """The page wait at a die in open loop: the root of ``W = W'(W)`` (:func:`_wait_root`)
+    with W' the chip wait when the pages W implies merge (:func:`_open_stations`), up to
+    the wait of a full fetch window (Little).  A fixed point, not an iteration from an
+    empty queue: a stream (or a mix whose programs merge) above its capacity without
+    merging needs a standing backlog to merge, and that backlog exists only near
+    saturation, which an iteration from zero overshoots."""
+    lam = np.asarray(lam, np.float64)
+    fetch = np.asarray(a.get("fetch", QUEUE_FETCH_SIZE), np.float64)
+    shape = np.broadcast(lam, r["n"], r["rf"]).shape
+    with np.errstate(divide="ignore"):
+        w_max = np.broadcast_to(fetch / lam, shape)
+    return _wait_root(lambda w: _open_stations(a, r, lam, k, w)["w_chip"], w_max, _OPEN_ROOT_ITERS)
+
+
 def _open(a, r, lam, k):
     """Open loop at request rate ``lam`` (per us): (latency us, capacity exceeded)."""
-    s = _stations(a, r, lam, k)
+    s = _open_stations(a, r, lam, k, _open_wait(a, r, lam, k))
     lam = np.asarray(lam, np.float64)
     units = np.asarray(a["units"], np.float64)
     rf, pm = r["rf"], s["pm"]
@@ -540,7 +608,7 @@ def _closed_response(a, r, x, qd, k) -> np.ndarray:
     # chip utilization, a stream's read joins from that step's wait
     q_die, rho_q, p_join = q_seq, 0.0, 0.0
     for step in range(2):
-        s = _stations(a, r, x, k, qd=qd, q_die=q_die, rho_q=rho_q, p_join=p_join)
+        s = _stations(a, r, x, k, q_die, qd=qd, rho_q=rho_q, p_join=p_join)
         pm = s["pm"]
         v = (n + pm) / units  # chip ops per request per chip
         svc = s["s_mean"]
@@ -1110,7 +1178,11 @@ def _closed_solve(a, r, qd, k, shape, above=None) -> np.ndarray:
 # but the merging is fixed, so _open_prep collects it once per point and _open_slice runs
 # the same 6 iterations on what the merging changes.  tests/test_flash_fast.py pins it to _open.
 
-_OPEN_ITERS = 6  # as _stations
+#: root-finder evaluations for the open loop's page wait (_wait_root), at most; a point
+#: is solved once log W'(W) - log W (or its bracket) is within _WAIT_TOL, and the solver
+#: stops when every point is (~8 evaluations on random mixes, measured)
+_OPEN_ROOT_ITERS = 40
+_WAIT_TOL = 1e-10
 
 
 def _flat_inputs(a, r, shape, extra: dict[str, Any]) -> dict[str, Any]:
@@ -1202,16 +1274,16 @@ def _open_slice(b: dict[str, Any], k: dict[str, float], seq: bool):
     nr = n * rf + pm
     capb_0 = _round_cap(units / C - 1, n * rf, xt, pm, x_map, np.sqrt(np.maximum(tr2 - tr * tr, 0.0)), b["rounds"])
     lam_nr = lam * nr / units
-    q = rho_q = p_join = 0.0
-    for it in range(_OPEN_ITERS):
-        # multi-plane merging from the die queue (none before the first estimate)
-        if it == 0:
-            m_r = m_w = i_r = i_w = 1.0
-        else:
-            sh_r, sh_w = _queued_shares(rf, rho_q) if (has_r and has_w) else (rf, wf)
-            m_r = _merge(seq, P, q, sh_r, k, True, b["pages_per_block"], rf, p_join) if has_r else 1.0
-            m_w = _merge(seq, P, q, sh_w, k, False, b["pages_per_block"], wf) if has_w else 1.0
-            i_r, i_w = 1.0 / m_r, 1.0 / m_w
+    ppb = b["pages_per_block"]
+    rounds_on = (has_r or has_pm) and np.any(b["rounds"] != 0)
+    ca2 = _stream_ca2(n, units) if seq else None
+
+    def stage(q, rho_q, p_join):
+        """The stations with ``q`` pages waiting per die (as _stations)."""
+        sh_r, sh_w = _queued_shares(rf, rho_q) if (has_r and has_w) else (rf, wf)
+        m_r = _merge(seq, P, q, sh_r, k, True, ppb, rf, p_join) if has_r else 1.0
+        m_w = _merge(seq, P, q, sh_w, k, False, ppb, wf) if has_w else 1.0
+        i_r, i_w = 1.0 / m_r, 1.0 / m_w
         t_rc = READ_CMD_US + (m_r - 1) * READ_CMD_PLANE_US
         t_pc = PROG_CMD_US + (m_w - 1) * PROG_CMD_PLANE_US
         res = res_map
@@ -1223,7 +1295,7 @@ def _open_slice(b: dict[str, Any], k: dict[str, float], seq: bool):
         v_r = t_rc * i_r + xt + w * (1 + i_r)
         v_w = t_pc * i_w + xt + w * i_w + gc
         s_map = map0 + 2 * w
-        if (has_r or has_pm) and np.any(b["rounds"] != 0):  # read rounds (see _stations)
+        if rounds_on:  # read rounds (see _stations)
             capb = np.maximum(capb_0 - w, 0.0)
             sn0 = n * _mix(g, v_r + tr * i_r, v_w + tp * i_w) + (pm * s_map if has_pm else 0.0)
             w_sy = _round_wait(capb, lam_chip * sn0 * inv_npm, lam_nr * capb)
@@ -1236,13 +1308,25 @@ def _open_slice(b: dict[str, Any], k: dict[str, float], seq: bool):
             e2 = e2 + pm * s_map * s_map
         rho = lam_chip * (sn * inv_npm)
         rho_s = np.clip(rho, 0, 0.9999)
-        e2_q = _stream_e2(e2 * inv_npm, sn * inv_npm, _stream_ca2(n, units)) if seq else e2 * inv_npm
+        e2_q = _stream_e2(e2 * inv_npm, sn * inv_npm, ca2) if seq else e2 * inv_npm
         w_chip = lc_kq * e2_q / (1 - rho_s)
-        if it < _OPEN_ITERS - 1:
-            q = 0.5 * q + 0.5 * np.minimum(lam_chip * w_chip, q_cap) / D
-            rho_q = rho_s
-            if seq and has_r:
-                p_join = _seq_read_join(lam * n, units * D, w_chip, rf, rho_s)
+        return {"t_rc": t_rc, "t_pc": t_pc, "i_r": i_r, "i_w": i_w, "w": w, "v_r": v_r, "s_map": s_map, "s_r": s_r,
+                "rho": rho, "rho_s": rho_s, "w_chip": w_chip}
+
+    # the page wait: the root of W = W'(W) (see _open_wait)
+    def wait_stage(wait):
+        q = np.minimum(lam_chip * wait, q_cap) / D
+        if not (has_r and has_w):  # the queue's shares are the page shares at any load
+            return stage(q, 0.0, _seq_read_join(lam * n, units * D, wait, rf, 0.0) if seq else 0.0)
+        st0 = stage(q, 0.0, _seq_read_join(lam * n, units * D, wait, rf, 0.0) if seq else 0.0)
+        rho0 = st0["rho_s"]
+        return stage(q, rho0, _seq_read_join(lam * n, units * D, wait, rf, rho0) if seq else 0.0)
+
+    with np.errstate(divide="ignore"):
+        w_max = np.broadcast_to(b["fetch"] / lam, np.shape(lam_chip))
+    st = wait_stage(_wait_root(lambda wt: wait_stage(wt)["w_chip"], w_max, _OPEN_ROOT_ITERS))
+    t_rc, t_pc, i_r, i_w, w, v_r = st["t_rc"], st["t_pc"], st["i_r"], st["i_w"], st["w"], st["v_r"]
+    s_map, s_r, rho, rho_s, w_chip = st["s_map"], st["s_r"], st["rho"], st["rho_s"], st["w_chip"]
     # reads (and mapping reads) go before queued writes at a chip (non-preemptive priority)
     rho_r = np.clip(lam_chip * (n * rf * s_r + pm * s_map) * inv_npm, 0, 0.9999)
     inv_r = 1.0 / (1 - rho_r)
