@@ -1011,11 +1011,11 @@ def _closed_map(g: dict[str, Any], x) -> np.ndarray:
     return y if ok is True else np.where(ok, y, np.nan)
 
 
-def _closed_guess(g: dict[str, Any]) -> np.ndarray:
-    """First guess: the frozen-model root at zero load, chip pole only (the map at X = 0
-    without the PCIe queues), kept below the PCIe poles and the channels' data-out pole
-    (the channel wait's, which the frozen model does not keep: a channel-bound point
-    guessed above it takes ~2 more map evaluations)."""
+def _closed_guess(g: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """(first guess, Y(0)): the frozen-model root at zero load -- the map at X = 0, chip
+    pole only -- and the guess, that root kept below the PCIe poles and the channels'
+    data-out pole (the channel wait's, which the frozen model does not keep: a
+    channel-bound point guessed above it takes ~2 more map evaluations)."""
     k_q, qd = g["k_q"], g["qd"]
     if g["seq"]:
         pm = g["p_map"] if g["has_pm"] else 0.0
@@ -1033,11 +1033,11 @@ def _closed_guess(g: dict[str, Any]) -> np.ndarray:
     sb = g["c_b"] * s_num
     b_m = k_q * sb
     c_m = g["fjmix_kq"] * sb * resid if c_on else 0.0
-    y = 2.0 * qd / ((a_ + qd * b_m) + np.sqrt((a_ - qd * b_m) ** 2 + 4.0 * qd * c_m))
+    y0 = 2.0 * qd / ((a_ + qd * b_m) + np.sqrt((a_ - qd * b_m) ** 2 + 4.0 * qd * c_m))
     mu = g["mu_a"] + (g["p_map"] * g["mu_b"] if g["has_pm"] else 0.0)  # data-out per unit X
     with np.errstate(divide="ignore"):
-        y = np.minimum(y, _GUESS_CH_POLE / mu)
-    return np.minimum(y, 0.999 * g["x_hi"])
+        y = np.minimum(y0, _GUESS_CH_POLE / mu)
+    return np.minimum(y, 0.999 * g["x_hi"]), y0
 
 
 def _stack_points(g: dict[str, Any], m: int):
@@ -1103,8 +1103,11 @@ def _closed_iterate(g: dict[str, Any], st: dict[str, np.ndarray], max_iters: int
 
 
 def _closed_start(g: dict[str, Any], m: int) -> dict[str, np.ndarray]:
-    x = np.broadcast_to(_closed_guess(g), (m,)).astype(np.float64)
-    return {"x": x, "x_old": np.full(m, np.nan), "d_old": np.full(m, np.nan), "lo": np.zeros(m),
+    """The secant's state: the first guess, and X = 0 (where Y(0) - 0 is the zero-load
+    root) as the previous point."""
+    x, y0 = _closed_guess(g)
+    return {"x": np.broadcast_to(x, (m,)).astype(np.float64), "x_old": np.zeros(m),
+            "d_old": np.broadcast_to(y0, (m,)).astype(np.float64), "lo": np.zeros(m),
             "hi": np.broadcast_to(g["x_hi"], (m,)).astype(np.float64)}
 
 
