@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pytest
 
@@ -167,6 +169,11 @@ def test_open_loop_stream_finds_its_backlog():
     assert np.all(np.isfinite(lat))
     assert np.all(np.diff(lat) > 0)
     assert lat[0] == pytest.approx(float(flash.unloaded_latency_us("espresso_tlc", 65536, 0.0, "sequential")), rel=0.05)
+    # no load: the unloaded latency, without warnings (the bound on the wait stays finite)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        idle = flash.open_loop_latency_us("espresso_tlc", 0.0, 65536, 0.7, "sequential")
+    assert float(idle) == pytest.approx(float(flash.unloaded_latency_us("espresso_tlc", 65536, 0.7, "sequential")), rel=1e-9)
     # beyond the capacity with every plane merged it is over
     assert not np.isfinite(flash.open_loop_latency_us("espresso_tlc", 1.2 * sat, 65536, 0.0, "sequential"))
 

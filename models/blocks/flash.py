@@ -558,8 +558,7 @@ def _open_wait(a, r, lam, k):
     lam = np.asarray(lam, np.float64)
     fetch = np.asarray(a.get("fetch", QUEUE_FETCH_SIZE), np.float64)
     shape = np.broadcast(lam, r["n"], r["rf"]).shape
-    with np.errstate(divide="ignore"):
-        w_max = np.broadcast_to(fetch / lam, shape)
+    w_max = np.broadcast_to(fetch / np.maximum(lam, 1e-300), shape)  # finite at zero load
     return _wait_root(lambda w: _open_stations(a, r, lam, k, w)["w_chip"], w_max, _OPEN_ROOT_ITERS)
 
 
@@ -1325,8 +1324,7 @@ def _open_slice(b: dict[str, Any], k: dict[str, float], seq: bool):
         rho0 = st0["rho_s"]
         return stage(q, rho0, _seq_read_join(lam * n, units * D, wait, rf, rho0) if seq else 0.0)
 
-    with np.errstate(divide="ignore"):
-        w_max = np.broadcast_to(b["fetch"] / lam, np.shape(lam_chip))
+    w_max = np.broadcast_to(b["fetch"] / np.maximum(lam, 1e-300), np.shape(lam_chip))  # finite at zero load
     st = wait_stage(_wait_root(lambda wt: wait_stage(wt)["w_chip"], w_max, _OPEN_ROOT_ITERS))
     t_rc, t_pc, i_r, i_w, w, v_r = st["t_rc"], st["t_pc"], st["i_r"], st["i_w"], st["w"], st["v_r"]
     s_map, s_r, rho, rho_s, w_chip = st["s_map"], st["s_r"], st["rho"], st["rho_s"], st["w_chip"]
