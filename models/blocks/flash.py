@@ -422,10 +422,8 @@ def _stations(a, r, lam, k, q_die, qd=None, rho_q=0.0, p_join=0.0):
     W = units / C  # chips per channel
     tr, tp = np.asarray(a["tr_mean"], f), np.asarray(a["tprog_mean"], f)
     seen = 1.0 if qd is None else np.maximum(qd - 1.0, 0.0) / np.maximum(qd, 1.0)
-    # CMT: random requests miss; a sequential stream shares one read among the requests
-    # that arrive while it is in flight
     map0 = READ_CMD_US + tr + r["x_map"]
-    pm = np.where(r["seq"], r["p_map"] / (1.0 + lam * k["k_seqmap"] * map0 * seen), r["p_map"])
+    pm = _map_reads(a, r, lam * seen, k)
     gc = _gc_us_per_page(wa, tr, tp, x, a["tbers"], a["pages_per_block"])
     sd_tr = np.sqrt(np.maximum(np.asarray(a["tr2_mean"], f) - tr * tr, 0.0))
     lam_chip = lam * (n + pm) / units
@@ -488,6 +486,14 @@ def _fork_join(r, units, k) -> np.ndarray:
     return np.where(r["seq"], 1.0 + mix * (fj - 1.0), fj)
 
 
+def _map_reads(a, r, lam, k):
+    """Mapping reads per request (CMT misses): a random request misses; a sequential
+    stream shares one read among the requests arriving (rate ``lam``) while it is in
+    flight (``k_seqmap`` x its unloaded latency)."""
+    map0 = READ_CMD_US + np.asarray(a["tr_mean"], np.float64) + r["x_map"]
+    return np.where(r["seq"], r["p_map"] / (1.0 + lam * k["k_seqmap"] * map0), r["p_map"])
+
+
 def _open_stations(a, r, lam, k, wait):
     """_stations in open loop when pages wait ``wait`` us at a die: the pages waiting
     (Little) and a stream's read joins follow from it, the queue's read / program shares
@@ -495,9 +501,7 @@ def _open_stations(a, r, lam, k, wait):
     f = np.float64
     units, D = np.asarray(a["units"], f), np.asarray(a.get("dies", 1), f)
     fetch = np.asarray(a.get("fetch", QUEUE_FETCH_SIZE), f)
-    map0 = READ_CMD_US + np.asarray(a["tr_mean"], f) + r["x_map"]
-    pm = np.where(r["seq"], r["p_map"] / (1.0 + lam * k["k_seqmap"] * map0), r["p_map"])
-    ops = (r["n"] + pm) / units  # chip ops per request per chip
+    ops = (r["n"] + _map_reads(a, r, lam, k)) / units  # chip ops per request per chip
     q = np.minimum(lam * ops * wait, fetch * ops) / D
     s0 = _stations(a, r, lam, k, q, p_join=_seq_read_join(lam * r["n"], units * D, wait, r["rf"], 0.0))
     rho = s0["rho_s"]
@@ -1334,11 +1338,14 @@ def _open_slice(b: dict[str, Any], k: dict[str, float], seq: bool):
     # the page wait: the root of W = W'(W) (see _open_wait)
     def wait_stage(wait):
         q = np.minimum(lam_chip * wait, q_cap) / D
-        if not (has_r and has_w):  # the queue's shares are the page shares at any load
-            return stage(q, 0.0, _seq_read_join(lam * n, units * D, wait, rf, 0.0) if seq else 0.0)
-        st0 = stage(q, 0.0, _seq_read_join(lam * n, units * D, wait, rf, 0.0) if seq else 0.0)
-        rho0 = st0["rho_s"]
-        return stage(q, rho0, _seq_read_join(lam * n, units * D, wait, rf, rho0) if seq else 0.0)
+
+        def join(rho):
+            return _seq_read_join(lam * n, units * D, wait, rf, rho) if seq else 0.0
+
+        st = stage(q, 0.0, join(0.0))
+        if has_r and has_w:  # a mix: the queue's shares follow the utilization (else the page shares)
+            st = stage(q, st["rho_s"], join(st["rho_s"]))
+        return st
 
     w_max = np.broadcast_to(b["fetch"] / np.maximum(lam, 1e-300), np.shape(lam_chip))  # finite at zero load
     st = wait_stage(_wait_root(lambda wt: wait_stage(wt)["w_chip"], w_max, _OPEN_ROOT_ITERS))
