@@ -9,11 +9,12 @@ built-in model shapes.  MODEL is a Calculon model JSON or a built-in model name.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+
+from dse import jsonsafe
 
 llm_app = typer.Typer(help="LLM training/inference performance (Calculon-compatible).", no_args_is_help=True)
 
@@ -72,7 +73,7 @@ def run_cmd(
                "offload_bw_req_Bps": v["offload_bw_req"],
                "efficiency": {k: v[k] for k in ("compute_efficiency", "system_efficiency", "total_efficiency")},
                "execution": exe.record(0), "model": getattr(model, "name", ""), "system": system.name}
-        typer.echo(json.dumps(out, indent=2))
+        typer.echo(jsonsafe.dumps(out))
         return
     e = exe.record(0)
     typer.echo(f"{getattr(model, 'name', '')} on {e['num_procs']} x {system.name}: TP={e['tensor_par']} "
@@ -96,11 +97,23 @@ def search_cmd(
     max_batch: Annotated[int, typer.Argument(help="Maximum global batch (largest multiple of DP is used).")],
     sys_json: Annotated[Path, typer.Argument(help="Calculon system JSON.")],
     datatype: Annotated[str, typer.Option("--datatype", help="float8, float16, bfloat16 or float32.")] = "float16",
-    top: Annotated[int, typer.Option("--top", "-t", help="How many best executions to print.")] = 1,
+    top: Annotated[int, typer.Option("--top", "-t", help="How many best executions to show.")] = 1,
+    tp: Annotated[int | None, typer.Option("--tp", help="Fix tensor parallelism.")] = None,
+    pp: Annotated[int | None, typer.Option("--pp", help="Fix pipeline parallelism.")] = None,
+    dp: Annotated[int | None, typer.Option("--dp", help="Fix data parallelism.")] = None,
+    max_seconds: Annotated[float | None, typer.Option(
+        "--max-seconds", help="Stop after this long with the best so far (then not proven optimal).")] = None,
     no_mbs_break: Annotated[bool, typer.Option("--no-mbs-break", help="Search every microbatch size.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    progress: Annotated[bool | None, typer.Option(
+        "--progress/--no-progress", help="Progress bar on stderr (default: when stderr is a terminal).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (counts, best executions, MFU/HFU, memory).")] = False,
 ) -> None:
-    """Best training execution by sample rate (Calculon's llm-optimal-execution space)."""
+    """Best training execution by sample rate (Calculon's llm-optimal-execution space, -m rule).
+
+    Bounds (memory feasibility and a lower bound of batch time) come before full evaluations,
+    best bound first; the answer equals the exhaustive search's."""
+    import sys
+
     from dse.errors import DseError
     from models.blocks.llm.search import search
 
@@ -108,29 +121,112 @@ def search_cmd(
     system = _system(str(sys_json))
     if top < 1:
         raise DseError("--top must be >= 1")
-    res = search(model, num_procs, max_batch, system, datatype, top_n=top, mbs_break=not no_mbs_break)
+    if max_seconds is not None and max_seconds < 0:
+        raise DseError("--max-seconds must be >= 0")
+    show = sys.stderr.isatty() if progress is None else progress
+    with _search_progress(show) as on_progress:
+        res = search(model, num_procs, max_batch, system, datatype, top_n=top, mbs_break=not no_mbs_break, tp=tp,
+                     pp=pp, dp=dp, max_seconds=max_seconds, progress=on_progress)
     if not res.best:
         raise DseError(f"no feasible execution of {getattr(model, 'name', 'the model')} on {num_procs} processors "
-                       f"of {system.name} ({res.evaluated} configurations tried)")
+                       f"of {system.name} ({res.evaluated:,} configurations tried; memory or network too small)")
     if as_json:
-        typer.echo(json.dumps({"configs": res.candidates, "evaluated": res.evaluated, "feasible": res.feasible,
-                               "seconds": res.seconds, "best": [
-                                   {"sample_rate": b["sample_rate"], "execution": b["execution"],
-                                    "batch_time_s": b["stats"]["total_time"],
-                                    "tier1_bytes": b["stats"]["mem_tier1_bytes"],
-                                    "tier2_bytes": b["stats"]["mem_tier2_bytes"]} for b in res.best]}, indent=2))
+        typer.echo(jsonsafe.dumps(_search_json(res, model, system, num_procs, max_batch)))
         return
-    typer.echo(f"{res.candidates} configurations built, {res.evaluated} in Calculon's -m search, "
-               f"{res.feasible} feasible, {res.seconds:.3f} s")
+    _print_search(res, model, system, num_procs, max_batch)
+
+
+class _search_progress:  # noqa: N801 (a context manager used like a function)
+    """A Rich progress bar on stderr fed by the search's snapshots (or nothing)."""
+
+    def __init__(self, show: bool) -> None:
+        self.show = show
+        self.bar: Any = None
+
+    def __enter__(self) -> Any:
+        if not self.show:
+            return None
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.bar = Progress(TextColumn("{task.description:9s}"), BarColumn(), MofNCompleteColumn(),
+                            TextColumn("{task.fields[info]}"), TimeElapsedColumn(),
+                            console=Console(stderr=True), transient=True)
+        self.bar.start()
+        task = self.bar.add_task("bounding", total=None, info="")
+
+        def update(p: Any) -> None:
+            best = f"{p.best_rate:.3f} samples/s" if p.best_rate == p.best_rate else "-"
+            self.bar.update(task, description="bounding" if p.phase == "bound" else "evaluating",
+                            completed=p.rows_done, total=p.rows_total,
+                            info=f"feasible {p.feasible:,}  pruned {p.pruned:,}  evaluated {p.exact:,}  best {best}")
+        return update
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def _memory_json(stats: dict[str, Any], system: Any) -> dict[str, Any]:
+    tiers = [{"tier": 1, "name": system.mem1.name, "used_bytes": stats["mem_tier1_bytes"],
+              "capacity_bytes": system.mem1.capacity_bytes}]
+    if system.mem2.capacity_bytes > 0:
+        tiers.append({"tier": 2, "name": system.mem2.name, "used_bytes": stats["mem_tier2_bytes"],
+                      "capacity_bytes": system.mem2.capacity_bytes})
+    parts = {k: stats[k] for k in ("weight_space", "act_space", "act_checkpoint_size", "weight_grad_space",
+                                   "act_grad_space", "optimizer_space")}
+    return {"tiers": tiers, "breakdown_bytes": parts}
+
+
+def _search_json(res: Any, model: Any, system: Any, num_procs: int, max_batch: int) -> dict[str, Any]:
+    return {"model": getattr(model, "name", ""), "system": system.name, "num_procs": num_procs, "max_batch": max_batch,
+            "configs": res.candidates, "evaluated": res.evaluated, "feasible": res.feasible,
+            "exact_evaluations": res.exact, "pruned": res.pruned, "unvisited": res.unvisited,
+            "complete": res.complete, "note": res.note, "seconds": res.seconds, "best": [
+                {"sample_rate": b["sample_rate"], "mfu": b["mfu"], "hfu": b["hfu"], "execution": b["execution"],
+                 "batch_time_s": b["stats"]["total_time"], "tier1_bytes": b["stats"]["mem_tier1_bytes"],
+                 "tier2_bytes": b["stats"]["mem_tier2_bytes"], "memory": _memory_json(b["stats"], system)}
+                for b in res.best]}
+
+
+_FLAGS = {"optimizer_sharding": "shard-opt", "seq_par_ag_redo": "ag-redo", "data_par_overlap": "dp-overlap",
+          "weight_offload": "off-w", "activations_offload": "off-act", "optimizer_offload": "off-opt"}
+
+
+def _print_search(res: Any, model: Any, system: Any, num_procs: int, max_batch: int) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from models.blocks.llm.training import human_bytes
+
+    con = Console(width=160, highlight=False)
+    con.print(f"{getattr(model, 'name', '')} on {num_procs} x {system.name}, max batch {max_batch}: "
+              f"{res.candidates:,} configurations, {res.evaluated:,} in Calculon's -m search, {res.feasible:,} feasible")
+    con.print(f"{res.pruned:,} pruned on their bound, {res.exact:,} evaluated in full, {res.seconds:.2f} s")
+    t = Table(box=None, pad_edge=False)
+    for c in ("#", "samples/s", "MFU", "HFU", "batch s", "TP", "PP", "DP", "mbs", "interleave", "recompute",
+              "tp comm", "tp overlap", "nets t/p/d", "flags"):
+        t.add_column(c, justify="left" if c in ("recompute", "tp comm", "tp overlap", "flags") else "right")
     for i, b in enumerate(res.best):
         e = b["execution"]
-        flags = [k for k in ("optimizer_sharding", "seq_par_ag_redo", "data_par_overlap", "weight_offload",
-                             "activations_offload", "optimizer_offload") if e[k]]
-        typer.echo(f"#{i + 1} {b['sample_rate']:.4f} samples/s  TP={e['tensor_par']}(net{e['tensor_par_net']}) "
-                   f"PP={e['pipeline_par']}(net{e['pipeline_par_net']}) DP={e['data_par']}(net{e['data_par_net']}) "
-                   f"batch={e['batch_size']} mbs={e['microbatch_size']} interleave={e['pipeline_interleaving']} "
-                   f"recompute={e['activation_recompute']} tp_comm={e['tensor_par_comm_type']} "
-                   f"tp_overlap={e['tensor_par_overlap']} {' '.join(flags)}")
+        flags = [short for k, short in _FLAGS.items() if e[k]]
+        t.add_row(str(i + 1), f"{b['sample_rate']:.4f}", f"{100 * b['mfu']:.1f}%", f"{100 * b['hfu']:.1f}%",
+                  f"{b['stats']['total_time']:.3f}", *(str(e[k]) for k in (
+                      "tensor_par", "pipeline_par", "data_par", "microbatch_size", "pipeline_interleaving",
+                      "activation_recompute", "tensor_par_comm_type", "tensor_par_overlap")),
+                  f"{e['tensor_par_net']}/{e['pipeline_par_net']}/{e['data_par_net']}", " ".join(flags))
+    con.print(t)
+    con.print("flags: shard-opt/ag-redo/dp-overlap = optimizer sharding/seq-par all-gather redo/DP overlap; "
+              "off-w/off-act/off-opt = weight/activation/optimizer offload", style="dim")
+    mem = _memory_json(res.best[0]["stats"], system)
+    tiers = "; ".join(f"tier {x['tier']} ({x['name']}) {human_bytes(x['used_bytes'])} of "
+                      f"{human_bytes(x['capacity_bytes'])}" for x in mem["tiers"])
+    br = ", ".join(f"{k.replace('_space', '').replace('_size', '').replace('_', ' ')} {human_bytes(v)}"
+                   for k, v in mem["breakdown_bytes"].items())
+    con.print(f"#1 memory per processor: {tiers}")
+    con.print(f"   {br}")
+    if res.note:
+        con.print(f"note: {res.note}")
 
 
 @llm_app.command("infer")
@@ -156,7 +252,7 @@ def infer_cmd(
                   kv_cache=not no_kv_cache, datatype=datatype)
     v = {k: (bool(x.item()) if k == "feasible" else float(x.item())) for k, x in r.items()}
     if as_json:
-        typer.echo(json.dumps(v, indent=2))
+        typer.echo(jsonsafe.dumps(v))
         return
     typer.echo(f"{getattr(model, 'name', '')} on {tp * pp} x {system.name} (TP={tp} PP={pp}), batch {batch}, "
                f"{'KV cache' if not no_kv_cache else 'no KV cache'}")

@@ -15,11 +15,14 @@ The API (everything vectorized: pass columns, get columns back):
 * ``inference(model, system, batch=, prompt=, gen=, tp=, pp=, kv_cache=True)`` — TTFT, time
   per output token, tokens/s and per-device memory by tier, with or without a KV cache.
 * ``search(model, num_procs, max_batch, system)`` — best (TP, PP, DP, microbatch, recompute,
-  offload, ...) execution by sample rate, Calculon's search space evaluated in one pass.
+  offload, ...) execution by sample rate in Calculon's search space (``-m`` rule), streamed
+  shape by shape with memory feasibility and a batch-time lower bound before the full
+  evaluation; equal to ``search.search_exhaustive`` (which evaluates everything).
 * ``place(sizes, traffic, tiers, method="greedy"|"lp")`` — weights/KV/activations over tiers.
 
 Files: ``transformer.py`` (per-layer accounting), ``hardware.py``, ``training.py``,
-``inference.py``, ``placement.py``, ``search.py``, ``calculon_io.py``, ``executions.py``,
+``inference.py``, ``placement.py``, ``search.py`` (with ``space.py``: the enumeration, and
+``bound.py``: feasibility and bounds), ``calculon_io.py``, ``executions.py``,
 ``models.py``, ``reference.py`` (comparison with Calculon runs), ``bench.py``.
 """
 

@@ -3,7 +3,8 @@
 * ``llm.train_eval`` — one vectorized pass over ~100k full training configurations
   (megatron-22B on 1923 A100s, Calculon's S5 search space replicated);
 * ``llm.search_turing530B_5128`` — Calculon's S1 best-execution search end to end
-  (candidate generation, evaluation, ``-m`` rule, top-3);
+  (enumeration, feasibility and ``-m`` rule, bounds, full evaluation of what the bounds
+  leave, top-3); the production-scale searches are timed by ``dse.bench.llm_search_rows``;
 * ``llm.reference_runs`` — all rows of ``results/reference/calculon/runs.csv``;
 * ``llm.inference_sweep`` — 10k (batch, prompt, generation) serving points of Llama-3-70B.
 """

@@ -118,6 +118,28 @@ class _Nets:
                 "scal": {k: v[i] for k, v in self.scal.items()}, "off": {k: v[i] for k, v in self.off.items()}}
 
 
+def _tier_misfit(nets: _Nets, k: int, tp: Any, pp: Any, dp: Any, tn: Any, pn: Any, dn: Any) -> tuple[Any, Any]:
+    """Network tier ``k`` too small for the dimensions placed on it, and (where it must be
+    filled) not divided evenly by them."""
+    on_t, on_p, on_d = (tp > 1) & (tn == k), (pp > 1) & (pn == k), (dp > 1) & (dn == k)
+    used = on_t | on_p | on_d
+    size = np.where(on_t, tp, 1) * np.where(on_p, pp, 1) * np.where(on_d, dp, 1)
+    small = used & (size > nets.size[k])
+    unfilled = used & nets.filled[k] & (nets.size[k] % np.maximum(size, 1) != 0)
+    return small, unfilled
+
+
+def network_ok(system: System, tp: Any, pp: Any, dp: Any, tn: Any, pn: Any, dn: Any) -> np.ndarray:
+    """Whether each placement of TP/PP/DP on network tiers passes :func:`evaluate`'s network checks."""
+    nets = _Nets(system)
+    tn, pn, dn = (np.asarray(x) for x in (tn, pn, dn))
+    ok = (tn >= 0) & (tn < nets.count) & (pn >= 0) & (pn < nets.count) & (dn >= 0) & (dn < nets.count)
+    for k in range(nets.count):
+        small, unfilled = _tier_misfit(nets, k, np.asarray(tp), np.asarray(pp), np.asarray(dp), tn, pn, dn)
+        ok &= ~small & ~unfilled
+    return ok
+
+
 def _net_time(nv: dict[str, Any], op: str, nbytes: Any, peers: Any) -> Any:
     moved = nbytes * nv["scal"][op]
     moved = moved + moved / peers * nv["off"][op]
@@ -158,9 +180,99 @@ def evaluate(model: ModelShape | Mapping[str, Any], system: System, exe: Executi
     return out
 
 
+# --------------------------------------------------------------------------- staged use (search)
+def prepare(model: ModelShape | Mapping[str, Any], system: System, exe: Executions) -> dict[str, Any]:
+    """Per-row columns, validity (``err``) and derived values of ``exe`` (one datatype).
+
+    ``batch_stats(block_stats(rows), rows)`` is :func:`evaluate`; a search computes
+    :func:`block_stats` once per distinct block configuration and gathers it for its rows.
+    """
+    dts = np.unique(exe["datatype"])
+    if len(dts) != 1:
+        raise DseError("prepare() takes executions of one datatype")
+    return _row_columns(_model_columns(model, exe.n), system, exe.cols, exe.n, str(dts[0]))
+
+
+def block_stats(rows: dict[str, Any]) -> dict[str, np.ndarray]:
+    """Per-block, per-microbatch accumulators of prepared rows (see :func:`_block_stats`)."""
+    return _block_stats(rows)
+
+
+def batch_stats(block: dict[str, np.ndarray], rows: dict[str, Any]) -> dict[str, np.ndarray]:
+    """:func:`evaluate`'s output from prepared rows and their (gathered) block accumulators."""
+    return _batch_stats(block, rows)
+
+
+def capacity(block: Mapping[str, np.ndarray], rows: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """Tier-1/tier-2 bytes per processor (``mem_tier1_bytes``, ``mem_tier2_bytes``) and the breakdown."""
+    return _capacity(block, rows)
+
+
+def pp_message_times(system: System, net: np.ndarray, rows: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Forward/backward pipeline message time per chunk edge on network ``net`` (rows need ``bs``,
+    ``m`` (hidden), ``safe_tp``, ``pp``, ``comm``, ``bpe``, ``training``)."""
+    return _pp_message_times(_Nets(system).view(net), rows)
+
+
+def dp_reduce_time(system: System, net: np.ndarray, block_weight: np.ndarray, rows: Mapping[str, Any]) -> np.ndarray:
+    """DP gradient reduction of one block on network ``net`` (rows need ``dp``, ``training``, ``sharding``)."""
+    return _dp_reduce_time(_Nets(system).view(net), block_weight, rows)
+
+
+def bound_terms(block: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The per-block sums :func:`batch_time_lower_bound` needs: ``work`` (forward, recompute,
+    activation- and weight-gradient time), ``optim`` (optimizer step), ``exp_base`` / ``exp_edge``
+    (exposed TP communication of a base / edge block, forward + backward + redone)."""
+    return {"work": block["fw_time"] + block["re_time"] + block["ag_time"] + block["wg_time"],
+            "optim": block["op_time"],
+            "exp_base": block["fw_exp_b"] + block["ag_exp_b"] + block["recomm_exp_b"],
+            "exp_edge": block["fw_exp_e"] + block["ag_exp_e"] + block["recomm_exp_e"],
+            "weight": block["weight"]}
+
+
+#: relative slack for rounding: the bound sums the same terms as ``total_time`` in another order
+BOUND_SLACK = 1e-9
+
+
+def batch_time_lower_bound(terms: Mapping[str, np.ndarray], rows: Mapping[str, Any], fw_pp_t: np.ndarray,
+                           bw_pp_t: np.ndarray, dp_t: np.ndarray) -> np.ndarray:
+    """A lower bound of :func:`evaluate`'s ``total_time`` (rows with PP dividing the blocks).
+
+    ``total_time`` is compute + optimizer + exposed TP communication + pipeline messages + bubble
+    + exposed DP communication + exposed offload.  Compute, optimizer, TP exposure and pipeline
+    messages are taken exactly; the bubble with each chunk at its time *without* offload
+    overhead; DP communication at ``bpp * dp_t`` without overlap and ``dp_t`` (the last
+    block's reduction, never hidden) with it; offload exposure (a ``max(0, ...)``) at 0.
+    Every dropped piece is >= 0 and every kept one enters with a coefficient >= 0, so the
+    bound also holds with any term replaced by a smaller one (e.g. its minimum over networks).
+    """
+    pp = rows["pp"].astype(np.float64)
+    nmb = rows["nmb"].astype(np.float64)
+    bpp = rows["bpp"].astype(np.float64)
+    chunks = np.maximum(rows["interleave"], 1).astype(np.float64)
+    bpc = np.maximum(rows["bpp"] // np.maximum(rows["interleave"], 1), 1).astype(np.float64)
+    base = bpc - 1.0
+    work, xb, xe = terms["work"], terms["exp_base"], terms["exp_edge"]
+    compute = bpp * nmb * work + bpp * terms["optim"]
+    exposed = nmb * chunks * (base * xb + xe)
+    multi = pp > 1
+    pp_link = nmb * np.where(multi, chunks, 0.0) * (fw_pp_t + np.where(rows["training"], bw_pp_t, 0.0))
+    chunk = bpc * work + base * xb + xe + fw_pp_t + bw_pp_t
+    rem = rows["nmb"] % np.maximum(rows["pp"], 1)
+    extra = np.where(rem != 0, (chunks - 1) * (pp - rem), 0.0)
+    bubble = (pp - 1 + extra) * chunk
+    dp = np.where(rows["dp_ovl"], dp_t, bpp * dp_t)
+    return (compute + exposed + pp_link + bubble + dp) * (1 - BOUND_SLACK)
+
+
 def _evaluate_dtype(m: dict[str, np.ndarray], system: System, exe: Executions, dtype: str) -> dict[str, np.ndarray]:
-    n = exe.n
-    e = exe.cols
+    v = _row_columns(m, system, exe.cols, exe.n, dtype)
+    return _batch_stats(_block_stats(v), v)
+
+
+def _row_columns(m: dict[str, np.ndarray], system: System, e: dict[str, np.ndarray], n: int,
+                 dtype: str) -> dict[str, Any]:
+    """The execution columns, their validity (``err``, Calculon order) and derived per-row values."""
     bpe = float(DTYPE_BYTES[dtype])
     tp = e["tensor_par"].astype(np.int64)
     pp = e["pipeline_par"].astype(np.int64)
@@ -212,19 +324,11 @@ def _evaluate_dtype(m: dict[str, np.ndarray], system: System, exe: Executions, d
     nets = _Nets(system)
     flag((tn < 0) | (tn >= nets.count) | (pn < 0) | (pn >= nets.count) | (dn < 0) | (dn >= nets.count),
          "network_index_out_of_range")
-    too_small = np.zeros(n, dtype=bool)
-    not_filled = np.zeros(n, dtype=bool)
     for k in range(nets.count):
-        used = ((tp > 1) & (tn == k)) | ((pp > 1) & (pn == k)) | ((dp > 1) & (dn == k))
-        size = (np.where((tp > 1) & (tn == k), tp, 1) * np.where((pp > 1) & (pn == k), pp, 1)
-                * np.where((dp > 1) & (dn == k), dp, 1))
-        small = used & (size > nets.size[k])
-        too_small |= small
-        if nets.filled[k]:
-            not_filled |= used & ~small & (nets.size[k] % np.maximum(size, 1) != 0)
+        small, unfilled = _tier_misfit(nets, k, tp, pp, dp, tn, pn, dn)
         # Calculon checks tier by tier: the first failing tier decides the message
         flag(small, "network_tier_too_small_for_parallelism")
-        flag(used & nets.filled[k] & (nets.size[k] % np.maximum(size, 1) != 0), "network_tier_must_be_filled")
+        flag(unfilled, "network_tier_must_be_filled")
     L = m["layers"]
     bpp = -(-L // safe_pp)  # blocks per processor (ceil)
     reduction_blocks = np.where(L % safe_pp != 0, safe_pp - L % safe_pp, 0)
@@ -244,6 +348,23 @@ def _evaluate_dtype(m: dict[str, np.ndarray], system: System, exe: Executions, d
     else:
         mat_e, vec_e = system.matrix[dtype], system.vector[dtype]
 
+    full = rec == 2
+    block_ckpt = np.where(training & full, bs * m["hidden"] * bpe, 0.0)
+    mpeak = mat_e.peak_flops
+    return locals()
+
+
+def _block_stats(v: dict[str, Any]) -> dict[str, np.ndarray]:
+    """Per-block, per-microbatch accumulators (flops, times, exposures, bytes) of every row of ``v``.
+
+    They depend only on the model, the system, the datatype, TP and its network, the microbatch,
+    recompute, TP communication type and overlap, seq-par redo, fused activation, training and
+    the optimizer-sharding divisor (DP when sharded), so a search computes them once per
+    distinct combination (:class:`models.blocks.llm.bound.BlockTable`)."""
+    n, m, e, system, bpe, training = v["n"], v["m"], v["e"], v["system"], v["bpe"], v["training"]
+    tp, rec, comm, ovl, redo, sharding = v["tp"], v["rec"], v["comm"], v["ovl"], v["redo"], v["sharding"]
+    safe_dp, safe_mbs, safe_tp, kvh, nets, tn = v["safe_dp"], v["safe_mbs"], v["safe_tp"], v["kvh"], v["nets"], v["tn"]
+    mat_e, vec_e = v["mat_e"], v["vec_e"]
     # ------------------------------------------------------------ per block, per microbatch
     blk = BlockInputs(mbs=safe_mbs, seq=m["seq"], hidden=m["hidden"], ffn=m["ffn"], heads=m["heads"],
                       head_dim=m["head_dim"], kv_heads=kvh, tp=safe_tp, recompute=rec, comm=comm, overlap=ovl,
@@ -490,11 +611,8 @@ def _evaluate_dtype(m: dict[str, np.ndarray], system: System, exe: Executions, d
               "wg_flops", "wg_ft", "wg_mem", "wg_mt", "wg_time", "op_flops", "op_ft", "op_mem", "op_mt", "op_time",
               "w_grad", "w_grad_ns", "act_grad", "optim"):
         acc[k] = acc[k] * tr
-    full = rec == 2
-    acc["act_store"] = np.where(full, 0.0, acc["act_store"])
-    block_ckpt = np.where(training & full, bs * m["hidden"] * bpe, 0.0)
-
-    return _batch_stats(acc, locals())
+    acc["act_store"] = np.where(rec == 2, 0.0, acc["act_store"])
+    return acc
 
 
 def _batch_stats(a: dict[str, np.ndarray], v: dict[str, Any]) -> dict[str, np.ndarray]:
@@ -503,7 +621,7 @@ def _batch_stats(a: dict[str, np.ndarray], v: dict[str, Any]) -> dict[str, np.nd
     n = v["n"]
     training, full = v["training"], v["full"]
     tr = training.astype(np.float64)
-    pp, dp, tp = v["pp"], v["dp"], v["tp"]
+    pp, dp = v["pp"], v["dp"]
     safe_pp = v["safe_pp"]
     nmb = v["nmb"].astype(np.float64)
     nmb_i = v["nmb"]
@@ -512,11 +630,9 @@ def _batch_stats(a: dict[str, np.ndarray], v: dict[str, Any]) -> dict[str, np.nd
     chunks = np.maximum(interleave, 1).astype(np.float64)
     bpc = np.maximum(v["bpp"] // np.maximum(interleave, 1), 1).astype(np.float64)  # blocks per chunk
     base_pc = bpc - 1.0
-    bpe = v["bpe"]
     nets: _Nets = v["nets"]
     pnv = nets.view(v["pn"])
     dnv = nets.view(v["dn"])
-    comm = v["comm"]
     w_off, a_off, o_off = v["w_off"], v["a_off"], v["o_off"]
     sharding = v["sharding"]
     mem2 = system.mem2
@@ -541,13 +657,7 @@ def _batch_stats(a: dict[str, np.ndarray], v: dict[str, Any]) -> dict[str, np.nd
     recomm = per * (base_pc * a["recomm_b"] + a["recomm_e"])
     recomm_x = per * (base_pc * a["recomm_exp_b"] + a["recomm_exp_e"])
 
-    # pipeline messages: the sequence-parallel layouts send 1/TP of the activation
-    act_elems = v["bs"] * v["m"]["hidden"]
-    sp_elems = (v["bs"] // v["safe_tp"]) * v["m"]["hidden"]
-    fw_pp_size = np.where(pp > 1, np.where(comm != 0, sp_elems, act_elems) * bpe, 0.0)
-    bw_pp_size = np.where(training, fw_pp_size, 0.0)
-    chunk_fw_pp = _net_time(pnv, "p2p", fw_pp_size, 2.0)
-    chunk_bw_pp = _net_time(pnv, "p2p", bw_pp_size, 2.0)
+    chunk_fw_pp, chunk_bw_pp = _pp_message_times(pnv, v)
     n_fw_p2p = np.where(pp > 1, chunks, 0.0)
     n_bw_p2p = np.where((pp > 1) & training, chunks, 0.0)
     pp_link = nmb * n_fw_p2p * chunk_fw_pp + nmb * n_bw_p2p * chunk_bw_pp
@@ -602,11 +712,7 @@ def _batch_stats(a: dict[str, np.ndarray], v: dict[str, Any]) -> dict[str, np.nd
 
     # data-parallel gradient reduction
     do_dp = (dp > 1) & training
-    dp_size = np.where(do_dp, a["weight"], 0.0)
-    dpf = np.maximum(dp, 2).astype(np.float64)
-    dp_t = np.where(sharding, _net_time(dnv, "reduce_scatter", dp_size, dpf) + _net_time(dnv, "all_gather", dp_size, dpf),
-                    _net_time(dnv, "all_reduce", dp_size, dpf))
-    dp_t = np.where(do_dp, dp_t, 0.0)
+    dp_t = _dp_reduce_time(dnv, a["weight"], v)
     dpu = dnv["pu"]
     win = safe_pp * chunk_dpw
     ovc = safe_pp * chunk_dpc
@@ -628,28 +734,7 @@ def _batch_stats(a: dict[str, np.ndarray], v: dict[str, Any]) -> dict[str, np.nd
     dp_exposed = np.where(do_dp, dp_exposed, 0.0)
     dp_link = np.where(do_dp, bpp * dp_t, 0.0)
 
-    # capacity
-    weight_space = a["weight"] * bpp
-    mem_mb = np.minimum(nmb, safe_pp).astype(np.float64)
-    il = interleave > 1
-    pp_factor = np.where(il, mem_mb * (1 + (safe_pp - 1) / (chunks * safe_pp)), mem_mb)
-    act_space = np.where(training & ~full, a["act_work"] + a["act_store"] * (bpp * pp_factor - 1), a["act_work"])
-    ckpt = np.where(training & full, bpp * v["block_ckpt"] * pp_factor, 0.0)
-    act_grad = a["act_grad"] * tr
-    w_grad = tr * np.where(bpp == 1, a["w_grad_ns"], a["w_grad_ns"] + a["w_grad"] * (bpp - 1))
-    optim = tr * a["optim"] * bpp
-    weight_min = 2 * a["weight"]
-    act_min = np.where(~full, a["act_work"] + a["act_store"], a["act_work"])
-    ckpt_min = np.where(training & full, 2 * v["block_ckpt"], 0.0)
-    wg_min = tr * (a["w_grad_ns"] + a["w_grad"])
-    opt_min = tr * 2 * a["optim"]
-    t1 = np.where(w_off, weight_min, weight_space)
-    t2 = np.where(w_off, weight_space, 0.0)
-    t1 = t1 + np.where(a_off, np.where(~full, act_min, act_min + ckpt_min), act_space + ckpt)
-    t2 = t2 + np.where(a_off, np.where(~full, act_space, ckpt), 0.0)
-    t1 = t1 + np.where(o_off, wg_min + opt_min, w_grad + optim)
-    t2 = t2 + np.where(o_off, a["w_grad"] * bpp + optim, 0.0)
-    t1 = t1 + act_grad
+    cap = _capacity(a, v)
 
     fw_ovh_total = per * (base_pc * base_fw_ovh + edge_fw_ovh)
     bw_ovh_total = tr * per * (base_pc * base_bw_ovh + edge_bw_ovh)
@@ -675,14 +760,8 @@ def _batch_stats(a: dict[str, np.ndarray], v: dict[str, Any]) -> dict[str, np.nd
     batch = v["batch"].astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         out["sample_rate"] = batch / total
-    out["mem_tier1_bytes"] = t1
-    out["mem_tier2_bytes"] = t2
-    out["weight_space"] = weight_space
-    out["act_space"] = act_space
-    out["act_checkpoint_size"] = ckpt
-    out["weight_grad_space"] = w_grad
-    out["act_grad_space"] = act_grad
-    out["optimizer_space"] = optim
+    out.update(cap)
+    t1, t2 = cap["mem_tier1_bytes"], cap["mem_tier2_bytes"]
     with np.errstate(divide="ignore", invalid="ignore"):
         fw_window = np.minimum(base_fw_no - a["fw_mt"], edge_fw_no - a["fw_mt"])
         bw_window = np.minimum(base_bw_no - bw_mem, edge_bw_no - bw_mem)
@@ -715,6 +794,62 @@ def _batch_stats(a: dict[str, np.ndarray], v: dict[str, Any]) -> dict[str, np.nd
     out["error"] = err
     out["feasible"] = err == 0
     return out
+
+
+def _pp_message_times(pnv: dict[str, Any], v: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Forward and backward pipeline message time of one chunk edge (a zero-byte message still
+    costs the latency); the sequence-parallel layouts send 1/TP of the activation."""
+    act_elems = v["bs"] * v["m"]["hidden"]
+    sp_elems = (v["bs"] // v["safe_tp"]) * v["m"]["hidden"]
+    fw_pp_size = np.where(v["pp"] > 1, np.where(v["comm"] != 0, sp_elems, act_elems) * v["bpe"], 0.0)
+    bw_pp_size = np.where(v["training"], fw_pp_size, 0.0)
+    return _net_time(pnv, "p2p", fw_pp_size, 2.0), _net_time(pnv, "p2p", bw_pp_size, 2.0)
+
+
+def _dp_reduce_time(dnv: dict[str, Any], block_weight: np.ndarray, v: Mapping[str, Any]) -> np.ndarray:
+    """Gradient reduction of one block's weights over DP (reduce-scatter + all-gather when
+    the optimizer is sharded, else all-reduce); 0 without DP or training."""
+    dp = v["dp"]
+    do_dp = (dp > 1) & v["training"]
+    dp_size = np.where(do_dp, block_weight, 0.0)
+    dpf = np.maximum(dp, 2).astype(np.float64)
+    dp_t = np.where(v["sharding"], _net_time(dnv, "reduce_scatter", dp_size, dpf)
+                    + _net_time(dnv, "all_gather", dp_size, dpf), _net_time(dnv, "all_reduce", dp_size, dpf))
+    return np.where(do_dp, dp_t, 0.0)
+
+
+def _capacity(a: Mapping[str, np.ndarray], v: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """Bytes per processor in tier 1 and tier 2 and the memory breakdown (no time involved)."""
+    training, full = v["training"], v["full"]
+    w_off, a_off, o_off = v["w_off"], v["a_off"], v["o_off"]
+    tr = training.astype(np.float64)
+    bpp = v["bpp"].astype(np.float64)
+    safe_pp = v["safe_pp"]
+    chunks = np.maximum(v["interleave"], 1).astype(np.float64)
+    weight_space = a["weight"] * bpp
+    mem_mb = np.minimum(v["nmb"].astype(np.float64), safe_pp).astype(np.float64)
+    il = v["interleave"] > 1
+    pp_factor = np.where(il, mem_mb * (1 + (safe_pp - 1) / (chunks * safe_pp)), mem_mb)
+    act_space = np.where(training & ~full, a["act_work"] + a["act_store"] * (bpp * pp_factor - 1), a["act_work"])
+    ckpt = np.where(training & full, bpp * v["block_ckpt"] * pp_factor, 0.0)
+    act_grad = a["act_grad"] * tr
+    w_grad = tr * np.where(bpp == 1, a["w_grad_ns"], a["w_grad_ns"] + a["w_grad"] * (bpp - 1))
+    optim = tr * a["optim"] * bpp
+    weight_min = 2 * a["weight"]
+    act_min = np.where(~full, a["act_work"] + a["act_store"], a["act_work"])
+    ckpt_min = np.where(training & full, 2 * v["block_ckpt"], 0.0)
+    wg_min = tr * (a["w_grad_ns"] + a["w_grad"])
+    opt_min = tr * 2 * a["optim"]
+    t1 = np.where(w_off, weight_min, weight_space)
+    t2 = np.where(w_off, weight_space, 0.0)
+    t1 = t1 + np.where(a_off, np.where(~full, act_min, act_min + ckpt_min), act_space + ckpt)
+    t2 = t2 + np.where(a_off, np.where(~full, act_space, ckpt), 0.0)
+    t1 = t1 + np.where(o_off, wg_min + opt_min, w_grad + optim)
+    t2 = t2 + np.where(o_off, a["w_grad"] * bpp + optim, 0.0)
+    t1 = t1 + act_grad
+    return {"mem_tier1_bytes": t1, "mem_tier2_bytes": t2, "weight_space": weight_space, "act_space": act_space,
+            "act_checkpoint_size": ckpt, "weight_grad_space": w_grad, "act_grad_space": act_grad,
+            "optimizer_space": optim}
 
 
 # --------------------------------------------------------------------------- messages
