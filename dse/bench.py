@@ -54,6 +54,50 @@ class BenchRow:
         return None if self.target_per_s is None else self.rate_per_s >= self.target_per_s
 
 
+def machine_info() -> dict[str, Any]:
+    """What a figure was measured on: CPU model, cores, numpy, and the numpy baseline."""
+    import platform
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "numpy": np.__version__,
+        "python": platform.python_version(),
+        "baseline_ops_per_s": numpy_baseline_ops_per_s(),
+    }
+
+
+def numpy_baseline_ops_per_s(n: int = 1 << 17, min_seconds: float = 0.3) -> float:
+    """Elementwise float64 operations per second of ``a * b + c`` on cache-sized columns
+    (two operations per element), best of repeats: the yardstick that lets a figure from
+    one machine be compared with another's (rate / baseline)."""
+    rng = np.random.default_rng(0)
+    a, b, c = rng.random(n), rng.random(n), rng.random(n)
+    out = np.empty(n)
+
+    def case() -> int:
+        for _ in range(8):
+            np.multiply(a, b, out=out)
+            np.add(out, c, out=out)
+        return 16 * n
+
+    return time_case(case, min_seconds)
+
+
+def per_1e8_baseline_ops(rate_per_s: float, baseline_ops_per_s: float) -> float:
+    """A rate as evaluations per 1e8 baseline operations: comparable across machines."""
+    return rate_per_s / baseline_ops_per_s * 1e8
+
+
 def time_case(fn: Callable[[], int], min_seconds: float = 0.5, max_repeats: int = 50) -> float:
     """Best evaluations/s over repeats lasting at least ``min_seconds`` in all."""
     fn()  # warm-up (imports, caches)
@@ -93,7 +137,7 @@ def model_case(name: str, n: int = BENCH_POINTS) -> Callable[[], int]:
     cols = random_inputs(model, n)
 
     def run() -> int:
-        model.run(cols, checked=True)
+        model.run_full(cols, checked=True)  # what a sweep calls: metrics and feasibility
         return n
 
     return run
@@ -108,7 +152,72 @@ def model_rows(names: list[str], min_seconds: float) -> list[BenchRow]:
         rows.append(
             BenchRow("model", name, rate, MODEL_TARGETS_PER_S.get(name, DEFAULT_MODEL_TARGET_PER_S), f"{n:,} random points per call")
         )
+        uq = time_case(uq_case(name), min_seconds, max_repeats=20)
+        rows.append(BenchRow("uq", name, uq, UQ_TARGET_PER_S,
+                             f"`dse uq`: {UQ_SAMPLES:,} draws evaluated and summarized ({1e3 / uq:.1f} ms)"))
+        one = time_case(single_point_case(name), min_seconds, max_repeats=2000)
+        rows.append(BenchRow("point", name, one, SINGLE_POINT_TARGET_PER_S,
+                             f"one point in-process ({1e3 / one:.2f} ms), as a sequential sampler calls it"))
     return rows
+
+
+#: `dse uq`: 4,096 Monte Carlo draws of any model within 0.1 s (uncertainty issue).
+UQ_SAMPLES = 4096
+UQ_TARGET_PER_S = 10.0
+#: `dse sensitivity`: Sobol indices of a 50-parameter model, 2^13 base samples, <= 15 s.
+SENSITIVITY_MODEL = "espresso"
+SENSITIVITY_BASE = 1 << 13
+SENSITIVITY_TARGET_PER_S = 1 / 15
+
+
+def uq_case(name: str) -> Callable[[], int]:
+    from dse.uncertainty import draws, summarize
+
+    model = registry.get(name)
+
+    def case() -> int:
+        ev = model.run_full(draws(model, {}, UQ_SAMPLES, seed=0), checked=True)
+        summarize(ev.metrics, ev.feasible)
+        return 1
+
+    return case
+
+
+def sensitivity_row() -> BenchRow:
+    """One Sobol analysis (first-order and total indices) of the largest model."""
+    from dse import sensitivity
+
+    model = registry.get(SENSITIVITY_MODEL)
+    factors = sensitivity.factors_from_uncertainty(model, {}, width=0.3)
+    t0 = time.perf_counter()
+    res = sensitivity.analyze(model, "iops_per_usd", factors, {}, method="sobol", base_samples=SENSITIVITY_BASE)
+    dt = time.perf_counter() - t0
+    return BenchRow("sensitivity", f"{SENSITIVITY_MODEL} sobol", 1 / dt, SENSITIVITY_TARGET_PER_S,
+                    f"{len(model.params)} parameters ({len(factors)} varied at +-30 %), 2^13 base samples, "
+                    f"{res.evaluations:,} evaluations in {dt:.2f} s")
+
+
+#: One design point evaluated in-process within 1 ms (issue: sequential Optuna samplers
+#: such as TPE and GP feel the per-call overhead directly).
+SINGLE_POINT_TARGET_PER_S = 1e3
+
+
+def single_point_case(name: str) -> Callable[[], int]:
+    """One random design point per call, through ``Model.run`` (inputs checked)."""
+    model = registry.get(name)
+    points = [{k: v[0] for k, v in random_inputs(model, 1, seed=s).items()} for s in range(16)]
+    for pt in points:  # labels, not codes, as a user or sampler passes them
+        for p in model.params:
+            if p.categorical:
+                pt[p.name] = p.choices[int(pt[p.name])]
+    state = {"i": 0}
+
+    def case() -> int:
+        model.run(points[state["i"] % len(points)])
+        state["i"] += 1
+        return 1
+
+    return case
 
 
 def block_rows(min_seconds: float, only: str | None = None) -> list[BenchRow]:
@@ -128,6 +237,28 @@ def block_rows(min_seconds: float, only: str | None = None) -> list[BenchRow]:
     return rows
 
 
+#: Appended to a measured child's code: ``PEAK_KIB`` in its last ``print`` is replaced by the
+#: child's own peak resident memory (VmHWM; ``ru_maxrss`` also counts the parent's high-water
+#: mark, kept across exec, and over-reports when the bench parent is large).
+_PEAK = (
+    "def _peak_kib():\n"
+    "    import resource\n"
+    "    try:\n"
+    "        return int(next(x for x in open('/proc/self/status') if x.startswith('VmHWM')).split()[1])\n"
+    "    except (OSError, StopIteration):\n"
+    "        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+)
+
+
+def run_measured(code: str, what: str) -> list[str]:
+    """Run ``code`` in a fresh interpreter; its printed fields, ``PEAK_KIB`` filled in."""
+    res = subprocess.run([sys.executable, "-c", _PEAK + code.replace("PEAK_KIB", "_peak_kib()")],
+                         capture_output=True, text=True, timeout=600)
+    if res.returncode != 0:
+        raise RuntimeError(f"{what} failed: {res.stderr.strip().splitlines()[-1:]}")
+    return res.stdout.split()
+
+
 def sweep_row(points: int = 1_000_000) -> BenchRow:
     """A grid sweep of ``points`` points of the pilot model, Pareto and Parquet write
     included, in a fresh process; reports wall time and peak resident memory."""
@@ -136,19 +267,15 @@ def sweep_row(points: int = 1_000_000) -> BenchRow:
         space.write_text(_bench_space(points), encoding="utf-8")
         out = Path(tmp) / "out"
         code = (
-            "import resource, time, sys\n"
+            "import time\n"
             "from pathlib import Path\n"
             "t=time.perf_counter()\n"
             "from dse.sweep.run import run_sweep, SweepOptions\n"
             f"r=run_sweep({str(space)!r}, SweepOptions(out=Path({str(out)!r}), progress=False))\n"
             "wall=time.perf_counter()-t\n"
-            "rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
-            "print(wall, rss, r.manifest['rows']['points'])\n"
+            "print(wall, PEAK_KIB, r.manifest['rows']['points'])\n"
         )
-        res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
-        if res.returncode != 0:
-            raise RuntimeError(f"sweep benchmark failed: {res.stderr.strip().splitlines()[-1:]}")
-        wall_s, rss_kib, n = res.stdout.split()
+        wall_s, rss_kib, n = run_measured(code, "sweep benchmark")
     wall = float(wall_s)
     peak_gib = int(rss_kib) / (1024**2)
     return BenchRow(
@@ -158,6 +285,44 @@ def sweep_row(points: int = 1_000_000) -> BenchRow:
         None,
         f"wall {wall:.2f} s (target <= 10 s), peak RSS {peak_gib:.2f} GiB (target <= 2 GiB)",
     )
+
+
+#: End-to-end LLM co-design searches (issue 24): label, model, processors, max batch, system
+#: (results/reference/calculon/inputs/systems), target seconds, target peak GiB.
+LLM_SEARCH_CASES = (
+    ("gpt3-175B on 1,024 A100, batch <= 1,536", "gpt3-175B", 1024, 1536, "a100_80g", 10.0, 1.0),
+    ("megatron-1T on 4,096 A100, batch <= 3,072", "megatron-1T", 4096, 3072, "a100_80g", 30.0, 1.0),
+    ("turing-530B on 5,128 A100, batch <= 2,520 (README)", "turing-530B", 5128, 2520, "a100_80g", 1.0, 1.0),
+)
+
+
+def llm_search_rows() -> list[BenchRow]:
+    """Each search of :data:`LLM_SEARCH_CASES` (Calculon's -m space, best of two runs) in a fresh
+    process: wall time of the search and the process's peak resident memory."""
+    rows = []
+    for label, model, procs, batch, system, target_s, target_gib in LLM_SEARCH_CASES:
+        code = (
+            "import time\n"
+            "from models.blocks.llm.models import get_model\n"
+            "from models.blocks.llm.reference import SHIPPED\n"
+            "from models.blocks.llm.calculon_io import system_from_json\n"
+            "from models.blocks.llm.search import search\n"
+            f"m, s = get_model({model!r}), system_from_json(SHIPPED / 'inputs' / 'systems' / '{system}.json')\n"
+            "best = None\n"
+            "for _ in range(2):\n"
+            f"    t = time.perf_counter(); r = search(m, {procs}, {batch}, s); w = time.perf_counter() - t\n"
+            "    best = w if best is None else min(best, w)\n"
+            "print(best, PEAK_KIB, r.candidates, r.evaluated, r.exact, r.best_sample_rate)\n"
+        )
+        wall_s, rss_kib, n, in_m, exact, rate = run_measured(code, "llm search benchmark")
+        wall, gib = float(wall_s), int(rss_kib) / 1024**2
+        # the row meets its target when both hold: configs/s >= configs / target_s and memory in bounds
+        rows.append(BenchRow(
+            "search", f"llm {label}", int(n) / wall, int(n) / target_s if gib <= target_gib else float("inf"),
+            f"wall {wall:.2f} s (target <= {target_s:g} s), peak RSS {gib:.2f} GiB (target <= {target_gib:g} GiB); "
+            f"{int(n):,} configs, {int(in_m):,} in -m space, {int(exact):,} evaluated in full; "
+            f"best {float(rate):.2f} samples/s"))
+    return rows
 
 
 def _bench_space(points: int) -> str:

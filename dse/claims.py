@@ -52,6 +52,14 @@ class _Claim(BaseModel):
     unit: str = ""
     note: str = ""
 
+    @field_validator("expected")
+    @classmethod
+    def _finite(cls, v: float | tuple[float, float]) -> float | tuple[float, float]:
+        values = v if isinstance(v, tuple) else (v,)
+        if not all(math.isfinite(x) for x in values):
+            raise ValueError("must be a finite number or an interval [low, high] of finite numbers")
+        return v
+
     @field_validator("scenarios")
     @classmethod
     def _names(cls, v: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -82,6 +90,11 @@ class ClaimResult:
     passed: bool
     unit: str
     note: str
+    #: The model's p5 / p95 under its parameter uncertainty (``dse validate --uq N``) and
+    #: whether the paper's value lies in that interval.
+    p5: float | None = None
+    p95: float | None = None
+    inside: bool | None = None
 
     def as_dict(self) -> dict[str, Any]:
         d = dict(self.__dict__)
@@ -94,6 +107,8 @@ def load_claims(path: Path) -> _ClaimsFile:
 
     if not path.exists():
         raise DseError(f"{path}: no such claims file")
+    if not path.is_file():
+        raise DseError(f"{path}: is not a file; give a claims file (e.g. models/cxl_expander/claims.yaml)")
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
@@ -146,7 +161,11 @@ def _scenario_env(model: Any, name: str, params: dict[str, Any], path: Path, cid
     return env
 
 
-def evaluate_claims(path: Path, only_model: str | None = None) -> list[ClaimResult]:
+def evaluate_claims(
+    path: Path, only_model: str | None = None, overrides: dict[str, dict[str, float]] | None = None
+) -> list[ClaimResult]:
+    """Every claim of a file, model against paper.  ``overrides`` (model -> parameter ->
+    value) replaces defaults a claim's scenarios do not set (one uncertainty draw)."""
     from dse import registry
 
     spec = load_claims(path)
@@ -163,6 +182,8 @@ def evaluate_claims(path: Path, only_model: str | None = None) -> list[ClaimResu
         for sname, params in c.scenarios.items():
             merged = dict(spec.base)
             merged.update(params)
+            if overrides and overrides.get(mname):
+                merged = _with_overrides(model, merged, overrides[mname])
             env.update(_scenario_env(model, sname, merged, path, c.id))
         try:
             expr = Expr(c.expr, what=f"claims[{c.id}].expr")
@@ -178,6 +199,47 @@ def evaluate_claims(path: Path, only_model: str | None = None) -> list[ClaimResu
         value = float(arr.reshape(-1)[0]) if arr.ndim else float(arr)
         out.append(_judge(c, mname, value))
     return out
+
+
+def _with_overrides(model: Any, params: dict[str, Any], overrides: dict[str, float]) -> dict[str, Any]:
+    """``params`` plus the overrides of parameters it does not set (in any unit)."""
+    given = set()
+    for k, v in params.items():
+        try:
+            given.add(model.resolve_name(k, v)[0])
+        except DseError:
+            given.add(k)  # reported by the scenario's own evaluation
+    return {**{k: v for k, v in overrides.items() if k not in given}, **params}
+
+
+def claim_intervals(path: Path, samples: int, seed: int = 0) -> dict[str, tuple[float, float]]:
+    """p5 / p95 of every claim's value over ``samples`` joint draws of the uncertain
+    parameter defaults; every scenario of a claim sees the same draw (paired)."""
+    from dse import registry
+    from dse.uncertainty import draws
+
+    spec = load_claims(path)
+    cols = {m: draws(registry.get(m), {}, samples, seed) for m in {c.model or spec.model for c in spec.claims}}
+    values: dict[str, list[float]] = {}
+    for i in range(samples):
+        ov = {m: {k: float(v[i]) for k, v in c.items() if isinstance(v, np.ndarray)} for m, c in cols.items()}
+        for r in evaluate_claims(path, overrides=ov):
+            values.setdefault(r.id, []).append(r.value)
+    out = {}
+    for cid, v in values.items():
+        x = np.asarray(v)
+        x = x[np.isfinite(x)]
+        out[cid] = (float(np.percentile(x, 5)), float(np.percentile(x, 95))) if x.size else (math.nan, math.nan)
+    return out
+
+
+def attach_intervals(results: list[ClaimResult], intervals: dict[str, tuple[float, float]]) -> None:
+    for r in results:
+        if r.id not in intervals:
+            continue
+        r.p5, r.p95 = intervals[r.id]
+        lo, hi = (sorted(r.expected) if isinstance(r.expected, tuple) else (r.expected, r.expected))
+        r.inside = bool(lo <= r.p95 and hi >= r.p5)
 
 
 def _judge(c: _Claim, model: str, value: float) -> ClaimResult:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import pkgutil
 import sys
@@ -38,6 +39,12 @@ def _root(
         help="Block calibration: 'shipped' (results/calibration), 'none' (uncalibrated defaults) or a folder.",
     ),
 ) -> None:
+    if calibration.strip().lower() not in ("shipped", "none"):
+        from pathlib import Path
+
+        from models.blocks.calibration import check_folder
+
+        check_folder(Path(calibration))
     os.environ["DSE_CALIBRATION"] = calibration
 
 
@@ -61,13 +68,30 @@ def _click_exception() -> type[Exception]:
         return import_module("click").ClickException
 
 
+INTERRUPTED = "interrupted: nothing was written beyond the saved parts (continue with --resume)"
+
+
+def _one_line(exc: Exception) -> str:
+    """Click's usage error (three lines: usage, hint, message) as one line."""
+    msg = " ".join(exc.format_message().split())  # type: ignore[attr-defined]
+    ctx = getattr(exc, "ctx", None)
+    path = getattr(ctx, "command_path", None) if ctx is not None else None
+    return f"{msg} (see `{path} --help`)" if path else msg
+
+
+@functools.cache
+def _command() -> object:
+    """The click command behind the app, built once per process (~40 ms a build)."""
+    return typer.main.get_command(app)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the app; a DseError prints one line and exits 2."""
     from dse.errors import DseError
 
     usage_error = _click_exception()
 
-    command = typer.main.get_command(app)
+    command = _command()
     try:
         rv = command.main(args=argv if argv is not None else sys.argv[1:], prog_name="dse", standalone_mode=False)
     except DseError as exc:
@@ -79,11 +103,13 @@ def main(argv: list[str] | None = None) -> int:
         typer.echo("aborted", err=True)
         return 130
     except usage_error as exc:
-        exc.show()
+        typer.echo(f"error: {_one_line(exc)}", err=True)
         return 2
     except KeyboardInterrupt:
-        typer.echo("interrupted", err=True)
+        typer.echo(INTERRUPTED, err=True)
         return 130
+    if rv == 130:  # typer turns a Ctrl-C into a returned 130 outside standalone mode
+        typer.echo(INTERRUPTED, err=True)
     return rv if isinstance(rv, int) else 0
 
 

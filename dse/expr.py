@@ -13,6 +13,10 @@ Expressions use Python syntax, but only this subset is accepted (never ``eval``)
 
 The same parsed tree compiles to a Polars expression (queries over result files) or
 evaluates on numpy columns (constraints during sweeps, claims).
+
+An expression is at most ``MAX_CHARS`` characters, ``MAX_NODES`` syntax-tree nodes and
+``MAX_DEPTH`` levels deep; anything longer, deeper or unparsable is an :class:`ExprError`
+(one line), never a RecursionError from the parser or the compilers.
 """
 
 from __future__ import annotations
@@ -74,6 +78,48 @@ class ExprError(DseError):
     pass
 
 
+#: Bounds on an expression, checked before it is compiled or evaluated (the checker, the
+#: numpy evaluator and the Polars compiler recurse once per level; Polars plans a deep
+#: tree slowly): far above any real query, constraint or claim (the longest shipped is
+#: 155 characters, 56 nodes, 10 levels).
+MAX_CHARS = 2000
+MAX_DEPTH = 100
+MAX_NODES = 1000
+#: Integer constants must fit a 64-bit column (Polars and numpy refuse or wrap others).
+_INT_LIMIT = 2**63
+
+
+def _shown(text: str, limit: int = 120) -> str:
+    """The expression as quoted in a message: repr, shortened past ``limit`` characters."""
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def _one_line(msg: object) -> str:
+    return " ".join(str(msg).split())
+
+
+def _measure(tree: ast.AST) -> tuple[int, int]:
+    """(depth, nodes) of a parsed tree, without recursion.  A chain that compiles to
+    nested operations counts one level per link: ``a and b and c`` (one BoolOp node)
+    becomes ``(a & b) & c``, ``a < b < c`` becomes ``(a < b) & (b < c)``."""
+    depth, nodes = 0, 0
+    stack: list[tuple[ast.AST, int]] = [(tree, 1)]
+    while stack:
+        node, d = stack.pop()
+        nodes += 1
+        if nodes > MAX_NODES:
+            break
+        if isinstance(node, ast.BoolOp):
+            d += len(node.values) - 1
+        elif isinstance(node, ast.Compare):
+            d += len(node.ops) - 1
+        depth = max(depth, d)
+        if depth > MAX_DEPTH:
+            break
+        stack.extend((c, d + 1) for c in ast.iter_child_nodes(node))
+    return depth, nodes
+
+
 def _dotted(node: ast.AST) -> str | None:
     if isinstance(node, ast.Name):
         return node.id
@@ -87,22 +133,43 @@ class Expr:
     """A parsed and checked expression."""
 
     def __init__(self, text: str, *, what: str = "expression") -> None:
+        if not isinstance(text, str):
+            raise ExprError(f"{what} must be text, not {type(text).__name__}; allowed: {ALLOWED_FORMS}")
         self.text = text.strip()
         self.what = what
         if not self.text:
             raise ExprError(f"empty {what}; allowed: {ALLOWED_FORMS}")
+        if len(self.text) > MAX_CHARS:
+            raise ExprError(
+                f"{what} {_shown(self.text, 40)} is {len(self.text):,} characters long; at most {MAX_CHARS:,} are allowed"
+            )
+        too_deep = f"{what} {_shown(self.text, 40)} is nested too deeply; at most {MAX_DEPTH} levels are allowed"
         try:
             self.tree = ast.parse(self.text, mode="eval").body
         except SyntaxError as exc:
+            where = f" at column {exc.offset}" if exc.offset else ""
             raise ExprError(
-                f"cannot parse {what} {self.text!r}: {exc.msg} at column {exc.offset}; allowed: {ALLOWED_FORMS}"
+                f"cannot parse {what} {_shown(self.text)}: {_one_line(exc.msg)}{where}; allowed: {ALLOWED_FORMS}"
             ) from None
+        except (RecursionError, MemoryError):  # the parser's own stack (e.g. 2000 unary minuses)
+            raise ExprError(too_deep) from None
+        except ValueError as exc:  # e.g. lone surrogates, which are not valid text
+            raise ExprError(
+                f"cannot parse {what} {_shown(self.text)}: {_one_line(exc)}; allowed: {ALLOWED_FORMS}"
+            ) from None
+        depth, nodes = _measure(self.tree)
+        if nodes > MAX_NODES:
+            raise ExprError(
+                f"{what} {_shown(self.text, 40)} has more than {MAX_NODES:,} terms; at most {MAX_NODES:,} are allowed"
+            )
+        if depth > MAX_DEPTH:
+            raise ExprError(too_deep)
         self._check(self.tree)
 
     # ------------------------------------------------------------------ checking
     def _fail(self, node: ast.AST, why: str) -> None:
         frag = ast.get_source_segment(self.text, node) or type(node).__name__
-        raise ExprError(f"{self.what} {self.text!r}: {why} ({frag!r}); allowed: {ALLOWED_FORMS}")
+        raise ExprError(f"{self.what} {_shown(self.text)}: {why} ({_shown(frag, 60)}); allowed: {ALLOWED_FORMS}")
 
     def _check(self, node: ast.AST) -> None:
         if isinstance(node, (ast.Name, ast.Attribute)):
@@ -112,6 +179,8 @@ class Expr:
         if isinstance(node, ast.Constant):
             if not isinstance(node.value, (int, float, str, bool)):
                 self._fail(node, "unsupported constant")
+            if isinstance(node.value, int) and not -_INT_LIMIT <= node.value < _INT_LIMIT:
+                self._fail(node, "integer out of the 64-bit range (write a float, e.g. 1e30)")
             return
         if isinstance(node, ast.BinOp):
             if type(node.op) not in _BINOPS:
@@ -133,7 +202,7 @@ class Expr:
             for op, comp in zip(node.ops, node.comparators):
                 if isinstance(op, (ast.In, ast.NotIn)):
                     if not isinstance(comp, (ast.List, ast.Tuple, ast.Set)) or not all(
-                        isinstance(e, ast.Constant) for e in comp.elts
+                        isinstance(e, ast.Constant) and isinstance(e.value, (int, float, str, bool)) for e in comp.elts
                     ):
                         self._fail(comp, "'in' needs a list of constants")
                 elif type(op) not in _CMPOPS:
@@ -181,7 +250,7 @@ class Expr:
         for name in sorted(self.names):
             if name not in avail:
                 raise ExprError(
-                    f"{self.what} {self.text!r}: unknown {kind} {name!r}{did_you_mean(name, avail)}; "
+                    f"{self.what} {_shown(self.text)}: unknown {kind} {_shown(name, 60)}{did_you_mean(name, avail)}; "
                     f"available: {', '.join(sorted(avail))}"
                 )
 
@@ -196,7 +265,7 @@ class Expr:
             name = _dotted(node)
             if name not in env:
                 raise ExprError(
-                    f"{self.what} {self.text!r}: unknown name {name!r}{did_you_mean(name or '', env)}"
+                    f"{self.what} {_shown(self.text)}: unknown name {name!r}{did_you_mean(name or '', env)}"
                 )
             return env[name]
         if isinstance(node, ast.Constant):
@@ -244,7 +313,7 @@ class Expr:
                     out = fn(out, a)
                 return out
             return _REDUCTIONS[fname](np.asarray(args[0], dtype=np.float64))
-        raise ExprError(f"{self.what} {self.text!r}: unsupported syntax")  # pragma: no cover
+        raise ExprError(f"{self.what} {_shown(self.text)}: unsupported syntax")  # pragma: no cover
 
     # ------------------------------------------------------------------ polars
     def to_polars(self) -> Any:
@@ -330,7 +399,7 @@ class Expr:
                 "min": lambda: a.min(),
                 "max": lambda: a.max(),
             }[fname]()
-        raise ExprError(f"{self.what} {self.text!r}: unsupported syntax")  # pragma: no cover
+        raise ExprError(f"{self.what} {_shown(self.text)}: unsupported syntax")  # pragma: no cover
 
 
 def parse_objective(text: str) -> tuple[str, str]:

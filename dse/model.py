@@ -5,11 +5,17 @@ method that maps a :class:`Batch` of design points (any parameter a scalar or a
 column) to metric columns.  One design point and a million go through the same code:
 ``Model.run`` checks and fills the inputs, encodes categorical choices as integer
 codes, calls ``evaluate`` and broadcasts every metric to the batch length.
+
+A point the model cannot evaluate (a working set larger than the memory, a flit mode
+the link generation lacks) is *infeasible*, never a silent NaN: ``evaluate`` returns,
+besides its metrics, ``"infeasible": {reason: mask}`` (see :data:`INFEASIBLE`), and
+``Model.run_full`` gives every point a ``feasible`` flag and its first reason.  A NaN or
+inf that the model did not declare is caught by a safety net with a generic reason.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -37,10 +43,15 @@ class Param:
     choices: tuple[Any, ...] | None = None
     doc: str = ""
     integer: bool = False
+    #: The default's own uncertainty (a ``dse.uncertainty.Uncertainty``); None = the
+    #: one its ``source`` kind implies (see ``dse.uncertainty.from_source``).
+    uncertainty: Any = None
 
     def __post_init__(self) -> None:
         if not self.source or not self.source.strip():
             raise ValueError(f"parameter {self.name!r} has no source for its default")
+        if self.uncertainty is not None and not self.uncertainty.contains(self.default):
+            raise ValueError(f"parameter {self.name!r}: default {self.default} outside its uncertainty")
         if self.choices is not None:
             object.__setattr__(self, "choices", tuple(self.choices))
             if self.default not in self.choices:
@@ -83,10 +94,38 @@ class Metric:
     name: str
     direction: Direction | None = None
     doc: str = ""
+    #: What NaN means at a feasible point (the metric does not apply there), e.g. "designs
+    #: without an SSD endpoint"; empty: NaN marks an infeasible point.
+    nan_means: str = ""
+    #: What +-inf means at a feasible point, e.g. "NCS never pays"; empty: inf marks an
+    #: infeasible point.
+    inf_means: str = ""
 
     @property
     def unit(self) -> str | None:
         return units.unit_of(self.name)
+
+
+#: Key of ``evaluate``'s result declaring infeasible points: {short reason: bool mask
+#: (scalar or column)}.  The first reason that applies to a point wins (dict order).
+INFEASIBLE = "infeasible"
+#: Suffix of the safety net's reasons (a NaN or inf the model did not declare).
+UNDECLARED = "(undeclared model limit)"
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """``Model.run_full``'s result: the metric columns, a per-point ``feasible`` flag and
+    ``reason``, an int32 code into ``reasons`` (-1 where feasible)."""
+
+    metrics: dict[str, np.ndarray]
+    feasible: np.ndarray
+    reason: np.ndarray
+    reasons: tuple[str, ...]
+
+    def reason_of(self, i: int) -> str | None:
+        code = int(self.reason[i])
+        return None if code < 0 else self.reasons[code]
 
 
 class Batch:
@@ -250,6 +289,8 @@ class Model:
             if isinstance(value, (list, tuple, np.ndarray)):
                 return np.asarray([p.code_of(_parse_choice(p, v)) for v in value], dtype=np.int64)
             return np.int64(p.code_of(_parse_choice(p, value)))
+        if _has_bool(value):
+            raise DseError(f"parameter {name} takes a number ({p.describe_allowed()}), not true/false")
         try:
             arr = np.asarray(value, dtype=np.float64)
         except (TypeError, ValueError):
@@ -280,13 +321,41 @@ class Model:
     def run(self, inputs: Mapping[str, Any] | None = None, *, checked: bool = False) -> dict[str, np.ndarray]:
         """Evaluate the model on ``inputs`` (parameter -> scalar or column); every
         parameter not given takes its default.  Returns metric -> column, all of the
-        batch length.  ``checked=True`` skips validation (the caller already coerced)."""
-        inputs = dict(inputs or {})
+        batch length.  ``checked=True`` skips validation (the caller already coerced).
+        Infeasible points keep whatever the model gives (often NaN); ``run_full`` says
+        which they are and why."""
+        cols, n = self._columns(inputs, checked)
+        pieces = [self._metrics_of(self.evaluate(b), b.n) for b in self._batches(cols, n)]
+        if len(pieces) == 1:
+            return pieces[0]
+        return {k: np.concatenate([piece[k] for piece in pieces]) for k in pieces[0]}
+
+    def run_full(self, inputs: Mapping[str, Any] | None = None, *, checked: bool = False) -> Evaluation:
+        """``run`` plus each point's feasibility: the model's declared limits (first
+        that applies wins), then the safety net for undeclared NaN / inf metrics."""
+        cols, n = self._columns(inputs, checked)
+        codes: dict[str, int] = {}
+        pieces, reasons = [], []
+        for b in self._batches(cols, n):
+            out = self.evaluate(b)
+            metrics = self._metrics_of(out, b.n)
+            pieces.append(metrics)
+            reasons.append(self._reasons_of(out.get(INFEASIBLE) or {}, metrics, b.n, codes))
+        if len(pieces) == 1:
+            metrics, reason = pieces[0], reasons[0]
+        else:
+            metrics = {k: np.concatenate([piece[k] for piece in pieces]) for k in pieces[0]}
+            reason = np.concatenate(reasons)
+        return Evaluation(metrics, reason < 0, reason, tuple(codes))
+
+    def _columns(self, inputs: Mapping[str, Any] | None, checked: bool) -> tuple[dict[str, Any], int]:
+        """Checked (unless ``checked``) engine columns with defaults filled, and n."""
         cols: dict[str, Any] = {}
         n = 1
-        pmap = self.param_map()
-        for key, value in inputs.items():
+        for key, value in dict(inputs or {}).items():
             name, value = (key, value) if checked else self.resolve_name(key, value)
+            if name in cols and not checked:
+                raise DseError(f"parameter {name} is given twice (as {key} and before); give it once")
             cols[name] = value if checked else self.coerce(name, value)
         for p in self.params:
             if p.name not in cols:
@@ -298,15 +367,55 @@ class Model:
                 if n != 1 and v.shape[0] != n and v.shape[0] != 1:
                     raise DseError(f"columns of different lengths ({n} and {v.shape[0]})")
                 n = max(n, v.shape[0])
+        return cols, n
+
+    def _batches(self, cols: dict[str, Any], n: int) -> Iterator[Batch]:
+        """The batch, cut into ``eval_chunk`` slices."""
+        pmap = self.param_map()
         chunk = self.eval_chunk
         if not chunk or n <= chunk:
-            return self._metrics_of(self.evaluate(Batch(cols, pmap, n)), n)
-        pieces = []
+            yield Batch(cols, pmap, n)
+            return
         for s in range(0, n, chunk):
             m = min(chunk, n - s)
             sub = {k: (v[s : s + m] if isinstance(v, np.ndarray) and v.ndim and v.shape[0] == n else v) for k, v in cols.items()}
-            pieces.append(self._metrics_of(self.evaluate(Batch(sub, pmap, m)), m))
-        return {k: np.concatenate([piece[k] for piece in pieces]) for k in pieces[0]}
+            yield Batch(sub, pmap, m)
+
+    def _reasons_of(
+        self, declared: Mapping[str, Any], metrics: dict[str, np.ndarray], n: int, codes: dict[str, int]
+    ) -> np.ndarray:
+        """int32 reason code per point (-1: feasible); ``codes`` maps reason -> code
+        across the slices of one run."""
+        reason = np.full(n, -1, dtype=np.int32)
+        for text, mask in declared.items():
+            mask = np.asarray(mask)
+            if mask.dtype != np.bool_:  # e.g. ~True == -2: a Python bool negated
+                raise TypeError(f"model {self.name}: infeasible mask {text!r} is {mask.dtype}, not bool")
+            if not mask.any():
+                continue
+            hit = np.broadcast_to(mask, (n,)) & (reason < 0)  # an earlier reason wins
+            reason[hit] = codes.setdefault(text, len(codes))
+        # safety net: one sum flags any NaN / inf of the plain metrics (an overflow to inf
+        # is re-checked below, exactly); a metric whose NaN or inf means something, apart
+        plain = [m for m in self.metrics if not (m.nan_means or m.inf_means)]
+        acc = np.zeros(n)
+        for m in plain:
+            acc += metrics[m.name]
+        flag = ~np.isfinite(acc)
+        for m in self.metrics:
+            if m not in plain:
+                nan, inf = _undeclared(m, metrics[m.name])
+                flag |= nan | inf
+        bad = np.flatnonzero(flag & (reason < 0))
+        for m in self.metrics:
+            if not bad.size:
+                break
+            nan, inf = _undeclared(m, metrics[m.name][bad])
+            for hit, what in ((nan, "is not a number"), (inf, "is infinite")):
+                if hit.any():
+                    reason[bad[hit]] = codes.setdefault(f"{m.name} {what} {UNDECLARED}", len(codes))
+            bad = bad[~(nan | inf)]
+        return reason
 
     def _metrics_of(self, out: dict[str, Any], n: int) -> dict[str, np.ndarray]:
         result: dict[str, np.ndarray] = {}
@@ -319,6 +428,23 @@ class Model:
     def point(self, **overrides: Any) -> dict[str, float]:
         """Evaluate one design point; metric -> float."""
         return {k: float(v[0]) for k, v in self.run(overrides).items()}
+
+
+def _has_bool(value: Any) -> bool:
+    """A boolean where a number is expected (``[true]`` in a space file would sweep 1.0)."""
+    if isinstance(value, (bool, np.bool_)):
+        return True
+    if isinstance(value, np.ndarray):
+        return value.dtype == np.bool_
+    if isinstance(value, (list, tuple)):
+        return any(isinstance(v, (bool, np.bool_)) for v in value)
+    return False
+
+
+def _undeclared(m: Metric, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(NaN, inf) masks of ``v`` that the metric does not declare as meaningful."""
+    none = np.zeros(np.shape(v), dtype=bool)
+    return (none if m.nan_means else np.isnan(v)), (none if m.inf_means else np.isinf(v))
 
 
 def _parse_choice(p: Param, value: Any) -> Any:
@@ -354,18 +480,24 @@ def parse_value(text: str) -> Any:
     return int(v) if v.is_integer() and "." not in t and "e" not in low else v
 
 
-def parse_assignments(items: Sequence[str]) -> dict[str, Any]:
+def parse_assignments(items: Sequence[str], params: Mapping[str, Param] | None = None) -> dict[str, Any]:
     """Parse ``key=value`` pairs from the command line.  A value may carry a unit
-    (``ctrl_latency_ns=0.2us``) which is converted to the parameter's unit later."""
+    (``ctrl_latency_ns=0.2us``) which is converted to the parameter's unit later.
+    With the model's ``params``, a value spelled exactly as one of a parameter's
+    choices is that choice (``flit_mode=68B`` is the label, not 68 bytes)."""
     out: dict[str, Any] = {}
     for item in items:
         if "=" not in item:
             raise DseError(f"expected key=value, got {item!r}")
         key, _, raw = item.partition("=")
-        key = key.strip()
+        key, raw = key.strip(), raw.strip()
         if not key:
             raise DseError(f"empty parameter name in {item!r}")
-        out[key] = _value_with_unit(key, raw.strip())
+        if key in out:
+            raise DseError(f"parameter {key} is given twice; give it once")
+        p = (params or {}).get(key)
+        label = [c for c in (p.choices or ()) if str(c) == raw] if p is not None else []
+        out[key] = label[0] if label else _value_with_unit(key, raw)
     return out
 
 

@@ -72,7 +72,34 @@ def solve(name: str, inputs: dict[str, Any]) -> Solution:
     for k in inputs:
         if k not in sig.parameters:
             raise DseError(f"problem {name} has no input {k!r}{did_you_mean(k, sig.parameters)}; inputs: {', '.join(sig.parameters)}")
-    return fn(**inputs)
+        _check_input(name, k, inputs[k], sig.parameters[k].default)
+    from cvxpy.error import SolverError
+
+    try:
+        return fn(**inputs)
+    except (SolverError, ValueError) as exc:
+        # the solver gives up on badly scaled data (1e30 GB/s) rather than answering
+        if isinstance(exc, ValueError) and not str(exc).startswith(("Cannot unpack invalid solution", "Problem data")):
+            raise
+        raise DseError(f"problem {name}: the solver found no answer for these inputs ({str(exc).splitlines()[0][:80]}); "
+                       "check that they are in a sensible range") from None
+
+
+def _check_input(problem: str, key: str, value: Any, default: Any) -> None:
+    """Every numeric input of the shipped problems is a finite, non-negative quantity
+    (a capacity, a bandwidth, a count, a fraction); NaN or inf would reach the solver."""
+    import math
+
+    if isinstance(default, bool) or not isinstance(default, (int, float)):
+        return
+    items = value if isinstance(value, list) else [value]
+    for v in items:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise DseError(f"problem {problem}: {key}={value!r} must be a number (default {default})")
+        if not math.isfinite(v) or v < 0:
+            raise DseError(f"problem {problem}: {key}={v} must be a finite number >= 0")
+        if isinstance(default, int) and v != int(v):
+            raise DseError(f"problem {problem}: {key}={v} must be a whole number")
 
 
 def solver_name() -> str:

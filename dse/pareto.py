@@ -20,11 +20,12 @@ def objective_matrix(columns: Mapping[str, np.ndarray], objectives: Mapping[str,
     return np.column_stack(cols) if cols else np.empty((0, 0))
 
 
-def nondominated_mask(matrix: np.ndarray) -> np.ndarray:
+def nondominated_mask(matrix: np.ndarray, keep_ties: bool = False) -> np.ndarray:
     """Boolean mask of the non-dominated rows of a 'minimize' matrix.
 
     Duplicated objective vectors are reported once (the first), so the front lists
-    distinct trade-offs."""
+    distinct trade-offs; ``keep_ties=True`` keeps every copy (a design is non-dominated
+    even when another design ties it exactly)."""
     import moocore
 
     n = matrix.shape[0]
@@ -36,10 +37,10 @@ def nondominated_mask(matrix: np.ndarray) -> np.ndarray:
     sub = matrix[idx]
     if sub.shape[1] == 1:
         best = sub[:, 0].min()
-        first = idx[np.flatnonzero(sub[:, 0] == best)[0]]
-        mask[first] = True
+        hits = idx[np.flatnonzero(sub[:, 0] == best)]
+        mask[hits if keep_ties else hits[:1]] = True
         return mask
-    nd = moocore.is_nondominated(sub, keep_weakly=False)
+    nd = moocore.is_nondominated(sub, keep_weakly=keep_ties)
     mask[idx[nd]] = True
     return mask
 

@@ -27,6 +27,14 @@ def _entries() -> dict[str, str]:
     return entries
 
 
+def model_package(name: str) -> str:
+    """The dotted package of a registered model (``models.cxl_expander``)."""
+    entries = _entries()
+    if name not in entries:
+        raise DseError(f"unknown model {name!r}{did_you_mean(name, entries)}; known models: {', '.join(sorted(entries))}")
+    return entries[name].partition(":")[0].rsplit(".", 1)[0]
+
+
 def names() -> list[str]:
     return sorted(_entries())
 
@@ -59,3 +67,41 @@ def model_dir(name: str) -> Path:
 def project_root() -> Path:
     """The checkout root (spaces/, results/, dashboards/ live there)."""
     return Path(__file__).resolve().parent.parent
+
+
+#: Files whose content decides a model's results: code, workload tables, fitted constants.
+CODE_SUFFIXES = (".py", ".csv", ".json", ".toml")
+
+
+def _tree_sha256(folder: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    for f in sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in CODE_SUFFIXES):
+        if "__pycache__" in f.parts:
+            continue
+        h.update(str(f.relative_to(folder)).encode())
+        h.update(b"\0")
+        h.update(f.read_bytes())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def code_fingerprint(name: str) -> dict[str, object]:
+    """Hashes of what a model's results depend on besides its inputs: its package's
+    source and tables, the shared blocks, and each ``fitted.toml`` (constants fitted to
+    claims).  A resumed study whose hashes differ would mix old and new results."""
+    import hashlib
+
+    pkg = model_dir(name)
+    blocks = Path(importlib.import_module("models.blocks").__file__).parent
+    fitted = {
+        str(f.relative_to(pkg)): hashlib.sha256(f.read_bytes()).hexdigest()[:16]
+        for f in sorted(pkg.rglob("fitted*.toml"))
+    }
+    return {
+        "package_sha256": _tree_sha256(pkg)[:16],
+        "blocks_sha256": _tree_sha256(blocks)[:16],
+        "fitted_sha256": fitted,
+    }
+

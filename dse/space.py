@@ -48,6 +48,9 @@ from dse.model import Model
 STRATEGIES = ("grid", "sobol", "random", "optuna")
 SAMPLERS = ("nsga2", "tpe", "gp")
 MAX_GRID_POINTS = 2_000_000_000
+#: Values one knob's grid may hold: a finer grid of one parameter says nothing a model's
+#: smooth response does not, and `steps = 1e12` would allocate terabytes.
+MAX_KNOB_VALUES = 1_000_000
 
 
 class _Range(BaseModel):
@@ -63,6 +66,8 @@ class _Range(BaseModel):
         if (self.range is None) == (self.log_range is None):
             raise ValueError("give exactly one of 'range' or 'log_range'")
         lo, hi = self.range or self.log_range  # type: ignore[misc]
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise ValueError("range bounds must be finite numbers")
         if not lo <= hi:
             raise ValueError(f"range low {lo:g} is above high {hi:g}")
         if self.log_range is not None:
@@ -72,6 +77,9 @@ class _Range(BaseModel):
                 raise ValueError("log_range takes 'steps', not 'step'")
         if self.steps is not None and self.step is not None:
             raise ValueError("give 'steps' or 'step', not both")
+        count = self.steps if self.step is None else (hi - lo) / self.step + 1
+        if count is not None and count > MAX_KNOB_VALUES:
+            raise ValueError(f"{count:.3g} values, above the {MAX_KNOB_VALUES:,} allowed per knob")
         return self
 
 
@@ -79,9 +87,11 @@ class _SweepDefaults(BaseModel):
     model_config = ConfigDict(extra="forbid")
     strategy: Literal["grid", "sobol", "random", "optuna"] = "grid"
     trials: int = Field(default=1000, ge=1)
-    seed: int = 0
+    seed: int = Field(default=0, ge=0, le=2**32 - 1)
     sampler: Literal["nsga2", "tpe", "gp"] = "nsga2"
     batch: int = Field(default=64, ge=1)
+    #: Draws of the uncertain parameter defaults per point (a robust front); none by default.
+    uncertainty: int | None = Field(default=None, ge=2, le=4096)
 
 
 class _SpaceFile(BaseModel):
@@ -187,6 +197,8 @@ _ALLOWED_TOP = "model, description, [knobs], [fixed], [objectives], [constraints
 def load_space(path: str | Path) -> Space:
     """Read and validate a space file; raises DseError with one precise line."""
     path = Path(path)
+    if path.is_dir():
+        raise DseError(f"{path}: is a folder; give a space file, e.g. spaces/cxl_expander.toml")
     if not path.exists():
         spaces_dir = Path("spaces")
         hint = ""
@@ -200,6 +212,8 @@ def load_space(path: str | Path) -> Space:
         raise DseError(f"{path}: invalid TOML: {exc}") from None
     except UnicodeDecodeError:
         raise DseError(f"{path}: not a UTF-8 text file") from None
+    except OSError as exc:
+        raise DseError(f"{path}: cannot be read: {exc.strerror or exc}") from None
 
     try:
         spec = _SpaceFile.model_validate(raw)
@@ -212,7 +226,7 @@ def load_space(path: str | Path) -> Space:
             if len(err["loc"]) == 1:
                 msg = f"unknown key; allowed: {_ALLOWED_TOP}"
             elif top == "sweep":
-                msg = "unknown key; allowed: strategy, trials, seed, sampler, batch"
+                msg = "unknown key; allowed: strategy, trials, seed, sampler, batch, uncertainty"
             elif top == "knobs":
                 msg = "unknown knob option; allowed: range, log_range, steps, step, integer"
             key = ".".join(str(p) for p in err["loc"] if not str(p).startswith(("list[", "_Range")))
@@ -314,7 +328,11 @@ def _build_knob(path: Path, key: str, model: Model, name: str, spec: Any) -> Kno
             grid = np.asarray([lo, hi], dtype=np.float64)
         integer = spec.integer or p.integer
         if integer:
-            grid = np.unique(np.round(grid))
+            # integers inside the range only: rounding 0.1..0.4 must not give 0
+            lo, hi = math.ceil(lo), math.floor(hi)
+            if lo > hi:
+                raise _fail(path, key, f"holds no integer, and the parameter takes integers ({p.name})")
+            grid = np.unique(np.clip(np.round(grid), lo, hi))
         try:
             values = np.asarray(model.coerce(name, grid), dtype=np.float64)
             model.coerce(name, np.asarray([lo, hi], dtype=np.float64))

@@ -25,22 +25,45 @@ PARETO = "pareto.parquet"
 MANIFEST = "manifest.json"
 INCOMPLETE = ".incomplete"
 PARTS = ".parts"
+LOCK = ".lock"
+#: Files the tool itself keeps in a results folder besides its outputs.
+HOUSEKEEPING = (LOCK,)
 
 
 def atomic_write(path: Path, writer: Callable[[Path], None]) -> None:
     """Call ``writer(tmp)`` then rename ``tmp`` to ``path`` (same folder, so atomic)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
+    tmp = temp_path(path)
     try:
         writer(tmp)
-        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def temp_path(path: Path) -> Path:
+    """A fresh, unique temporary file beside ``path`` (for writers that stream)."""
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    os.chmod(tmp_name, 0o666 & ~_umask())  # mkstemp makes it private; results are not
+    return Path(tmp_name)
+
+
+def verify_parquet(path: Path, rows: int) -> None:
+    """Read a Parquet file's footer and every row group back; it must hold ``rows`` rows.
+    Run before a manifest says the folder is complete, so a manifest never stands over a
+    file that cannot be read."""
+    import pyarrow.parquet as pq
+
+    try:
+        f = pq.ParquetFile(path)
+        n = sum(f.read_row_group(i, columns=[f.schema_arrow.names[0]]).num_rows for i in range(f.num_row_groups))
+    except Exception as exc:  # pyarrow raises several kinds for a damaged file
+        raise RuntimeError(f"{path} does not read back after writing: {exc}") from exc
+    if n != rows or f.metadata.num_rows != rows:
+        raise RuntimeError(f"{path} reads back {n} rows, {rows} were written")
 
 
 def _umask() -> int:
@@ -91,6 +114,14 @@ class ResultsDir:
     def exists(self) -> bool:
         return self.path.exists()
 
+    def has_content(self) -> bool:
+        """True when the folder holds anything besides the tool's lock file."""
+        return self.path.is_dir() and any(p.name not in HOUSEKEEPING for p in self.path.iterdir())
+
+    def lock(self) -> "FolderLock":
+        """An exclusive lock on the folder for a whole run (created if missing)."""
+        return FolderLock(self.path)
+
     @property
     def complete(self) -> bool:
         return (self.path / MANIFEST).exists() and not (self.path / INCOMPLETE).exists()
@@ -101,7 +132,7 @@ class ResultsDir:
         Refuses to touch a folder that exists when not resuming, and a folder holding a
         different study when resuming."""
         state_file = self.path / INCOMPLETE
-        if self.path.exists() and any(self.path.iterdir()):
+        if self.has_content():
             if not resume:
                 raise DseError(
                     f"{self.path} already exists; pass --resume to continue that study, or --out to write elsewhere"
@@ -112,7 +143,8 @@ class ResultsDir:
                     raise DseError(f"{self.path} holds a different study ({_diff(old, fingerprint)}); use another --out")
                 return True
             if state_file.exists():
-                old = json.loads(state_file.read_text())
+                self._remove_stale_temps()
+                old = read_state(state_file)
                 if old != fingerprint:
                     raise DseError(
                         f"{self.path} holds a different unfinished study ({_diff(old, fingerprint)}); use another --out"
@@ -121,6 +153,15 @@ class ResultsDir:
         self.path.mkdir(parents=True, exist_ok=True)
         write_json(state_file, fingerprint)
         return False
+
+    def _remove_stale_temps(self) -> None:
+        """Temp files (``.NAME.XXXX.tmp``) left by a run that died: safe to remove,
+        since the caller holds the folder's lock and only this tool names files so."""
+        for folder in (self.path, self.parts_dir):
+            if folder.is_dir():
+                for t in folder.glob(".*.tmp"):
+                    if t.is_file():
+                        t.unlink(missing_ok=True)
 
     def mark_incomplete(self, fingerprint: dict[str, Any]) -> None:
         write_json(self.path / INCOMPLETE, fingerprint)
@@ -132,6 +173,13 @@ class ResultsDir:
     def abandon(self) -> None:
         """Remove a folder created by this run before any work was saved."""
         shutil.rmtree(self.path, ignore_errors=True)
+
+    def clear_own_files(self) -> None:
+        """Remove what a failed run wrote into a folder it did not create (the folder,
+        and anything else in it, stays)."""
+        (self.path / INCOMPLETE).unlink(missing_ok=True)
+        shutil.rmtree(self.path / PARTS, ignore_errors=True)
+
 
     # -------------------------------------------------------------- parts
     @property
@@ -151,7 +199,11 @@ class ResultsDir:
         f = self.path / MANIFEST
         if not f.exists():
             raise DseError(f"{self.path}: no {MANIFEST}; not a finished results folder")
-        return json.loads(f.read_text())
+        return read_manifest(self.path)
+
+    def is_results_folder(self) -> bool:
+        """Written by a sweep: a manifest, or the marks of an unfinished run."""
+        return any((self.path / n).exists() for n in (MANIFEST, INCOMPLETE, PARTS))
 
     def points_path(self) -> Path:
         return self.path / POINTS
@@ -160,14 +212,157 @@ class ResultsDir:
         return self.path / PARETO
 
 
+class FolderLock:
+    """Exclusive, non-blocking lock of a results folder (``filelock`` on ``.lock`` inside
+    it), held while a run writes the folder: a second writer gets one line, not a race on
+    the same files.  The OS releases it when the holder dies (kill -9 included), so a
+    crashed run never leaves a folder locked."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._lock: Any = None
+
+    def __enter__(self) -> "FolderLock":
+        from filelock import FileLock, Timeout
+
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:
+            raise DseError(f"--out {self.path} is a file, not a folder; give a folder") from None
+        except OSError as exc:
+            raise DseError(f"--out {self.path} cannot be created: {exc.strerror or exc}") from None
+        if not os.access(self.path, os.W_OK | os.X_OK):
+            raise DseError(f"--out {self.path} is not writable")
+        lock = FileLock(str(self.path / LOCK), timeout=0, is_singleton=False)
+        try:
+            lock.acquire()
+        except Timeout:
+            raise DseError(
+                f"{self.path} is being written by another dse process; wait for it to finish, "
+                "use another --out, or add workers to an Optuna study with --join"
+            ) from None
+        except OSError as exc:
+            raise DseError(f"{self.path}: cannot lock the folder: {exc.strerror or exc}") from None
+        self._lock = lock
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+
 def open_results(path: str | Path) -> ResultsDir:
+    """A finished results folder to read, checked: ``points.parquet`` is there and its
+    footer readable, and ``manifest.json``, when present, is a manifest
+    (:func:`read_manifest`).  Anything else is one line naming the file."""
     r = ResultsDir(Path(path))
     if not r.path.is_dir():
         raise DseError(f"{path}: no such results folder")
     if not r.points_path().exists():
         hint = " (unfinished: re-run the sweep with --resume)" if (r.path / INCOMPLETE).exists() else ""
         raise DseError(f"{path}: no {POINTS}; not a results folder{hint}")
+    parquet_schema(r.points_path())
+    if (r.path / MANIFEST).exists():
+        read_manifest(r.path)
     return r
+
+
+# ------------------------------------------------------------------ checked readers
+RERUN = "re-run the sweep to write it again"
+
+#: What every manifest holds and the readers (query, dashboard) rely on: key -> type,
+#: or a nested dict of the same.
+MANIFEST_SCHEMA: dict[str, Any] = {
+    "space": {"name": str},
+    "model": {"name": str},
+    "strategy": str,
+    "knobs": list,
+    "objectives": dict,
+    "rows": {"points": int, "feasible": int, "pareto": int},
+}
+
+
+def unreadable(path: Path, why: object) -> DseError:
+    """One line for a results file that cannot be read."""
+    first = " ".join(str(why).split())[:200] or type(why).__name__
+    return DseError(f"{path}: unreadable ({first}); {RERUN}")
+
+
+def read_state(f: Path) -> dict[str, Any]:
+    """An unfinished run's fingerprint (``.incomplete``); a damaged one is one line."""
+    try:
+        state = json.loads(f.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
+        raise unreadable(f, getattr(exc, "strerror", None) or exc) from None
+    if not isinstance(state, dict):
+        raise unreadable(f, "not a JSON object")
+    return state
+
+
+def read_manifest(folder: str | Path) -> dict[str, Any]:
+    """``manifest.json`` of a results folder, checked against :data:`MANIFEST_SCHEMA`:
+    a missing, unreadable, invalid or incomplete one is one line naming the file."""
+    f = Path(folder) / MANIFEST
+    if not f.exists():
+        raise DseError(f"{folder}: no {MANIFEST}; not a finished results folder")
+    try:
+        m = json.loads(f.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise unreadable(f, f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except (OSError, ValueError, RecursionError) as exc:  # a folder, no permission, not UTF-8, nested too deep
+        raise unreadable(f, getattr(exc, "strerror", None) or exc) from None
+    problem = _schema_problem(m, MANIFEST_SCHEMA, "")
+    if problem is None:
+        if not all(isinstance(k, str) for k in m["knobs"]):
+            problem = "'knobs' is not a list of names"
+        elif not all(isinstance(v, str) for v in m["objectives"].values()):
+            problem = "'objectives' is not a mapping of names to min/max"
+    if problem:
+        raise unreadable(f, problem)
+    return m
+
+
+def _schema_problem(obj: Any, schema: dict[str, Any], where: str) -> str | None:
+    if not isinstance(obj, dict):
+        return f"{where or 'the file'} is not a JSON object"
+    for key, kind in schema.items():
+        name = f"{where}.{key}" if where else key
+        if key not in obj:
+            return f"no {name!r}"
+        if isinstance(kind, dict):
+            problem = _schema_problem(obj[key], kind, name)
+            if problem:
+                return problem
+        elif not isinstance(obj[key], kind) or (kind is int and isinstance(obj[key], bool)):
+            return f"{name!r} is not {'a ' + kind.__name__ if kind is not int else 'an integer'}"
+    return None
+
+
+def parquet_schema(path: str | Path) -> Any:
+    """The schema (name -> Polars dtype) of a results table, reading only its footer;
+    a missing or unreadable file is one line naming it."""
+    import polars as pl
+
+    path = Path(path)
+    if not path.is_file():
+        raise DseError(f"{path}: no such file; {RERUN}")
+    try:
+        return pl.read_parquet_schema(path)
+    except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
+        raise unreadable(path, exc) from None
+
+
+def check_parquet_data(path: str | Path) -> None:
+    """Decode every column of a results table once (for telling a damaged file from a
+    bad query after a read failed); raises :func:`unreadable` if it cannot be read."""
+    import polars as pl
+
+    path = Path(path)
+    try:
+        pl.scan_parquet(path).select(pl.all().is_null().sum()).collect()
+    except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
+        raise unreadable(path, exc) from None
 
 
 def git_revision(root: Path) -> dict[str, Any]:
@@ -193,6 +388,15 @@ def now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
 
+#: Fingerprint keys that change when the code or the calibration changed, not the study.
+_STATE_KEYS = {"model_code": "the model's code or fitted constants", "model_version": "the model's version",
+               "calibration": "the calibration", "calibration_files": "the calibration files"}
+
+
 def _diff(old: dict[str, Any], new: dict[str, Any]) -> str:
     keys = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    changed = [_STATE_KEYS[k] for k in keys if k in _STATE_KEYS]
+    if changed:
+        return (f"{', '.join(changed)} changed since it started; resuming would mix results of both, "
+                "so it is refused")
     return "differs in " + ", ".join(keys) if keys else "differs"

@@ -53,3 +53,22 @@ def cli(capsys):
         return code, out.out, out.err
 
     return run
+
+
+@pytest.fixture(scope="session")
+def small_study(tmp_path_factory) -> Path:
+    """A finished grid sweep of :data:`SMALL_SPACE` (read-only: copy it to damage it)."""
+    from dse.sweep.run import SweepOptions, run_sweep
+
+    d = tmp_path_factory.mktemp("small-study")
+    (d / "s.toml").write_text(SMALL_SPACE)
+    return run_sweep(d / "s.toml", SweepOptions(out=d / "res", progress=False)).path
+
+
+@pytest.fixture
+def res(small_study, tmp_path) -> Path:
+    """A private copy of :func:`small_study`, to damage or to point ``--out`` at."""
+    import shutil
+
+    return Path(shutil.copytree(small_study, tmp_path / "res"))
+

@@ -123,10 +123,11 @@ def test_cli_errors_are_one_line_exit_2(cli, args, words):
     "args, words",
     [(["sweep", "--bogus"], "No such option: --bogus"), (["check-reference"], "Missing argument"), (["eval"], "Missing argument")],
 )
-def test_usage_errors_show_usage_not_a_traceback(cli, args, words):
+def test_usage_errors_are_one_line_naming_the_help(cli, args, words):
     code, _, err = cli(*args)
     assert code == 2, err
-    assert words in err and "Usage: dse" in err and "Traceback" not in err, err
+    assert err.startswith("error: ") and err.count("\n") == 1, err
+    assert words in err and "--help`" in err and "Traceback" not in err, err
 
 
 def test_optimize_provision_is_optimal_and_meets_targets(cli):

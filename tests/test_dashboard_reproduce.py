@@ -19,8 +19,10 @@ def site(tmp_path_factory):
     from dse.registry import project_root
 
     d = tmp_path_factory.mktemp("dash")
-    r = run_sweep(project_root() / "spaces" / "cxl_expander.toml", SweepOptions(out=d / "cxl_expander", progress=False))
-    pages = build_site([r.path], d / "site")
+    space = project_root() / "spaces" / "cxl_expander.toml"
+    r = run_sweep(space, SweepOptions(out=d / "cxl_expander", progress=False))
+    robust = run_sweep(space, SweepOptions(out=d / "robust", progress=False, strategy="sobol", trials=1000, uncertainty=16))
+    pages = build_site([r.path, robust.path], d / "site")
     return d / "site", pages
 
 
@@ -35,6 +37,9 @@ def test_site_files_are_self_contained(site):
         assert "assets/vega-bundle.js" in text
     study = (root / "study-cxl_expander.html").read_text()
     assert "Pareto front" in study and "Validation: model vs paper" in study and "asic-latency-vs-local-ddr" in study
+    assert "Which knob matters" in study and "Robust front" not in study
+    robust = next(p for p in pages if p.name.startswith("study-cxl_expander") and p.name != "study-cxl_expander.html")
+    assert "Robust front" in robust.read_text()
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (CI installs Debian's chromium)")
@@ -103,11 +108,16 @@ def test_reproduce_lists_missed_headline_claims_and_strict_fails_on_them(tmp_pat
 
 def test_bench_takes_one_block(cli):
     code, out, _ = cli("bench", "queueing", "--seconds", "0.01", "--json")
-    names = [r["name"] for r in json.loads(out)]
+    names = [r["name"] for r in json.loads(out)["rows"]]
     assert code == 0 and names and all(n.startswith("queueing.") for n in names)
 
 
 def test_bench_reports_rates(cli):
     code, out, _ = cli("bench", "cxl-expander", "--no-sweep", "--seconds", "0.05", "--json")
-    rows = json.loads(out)
+    doc = json.loads(out)
+    rows = doc["rows"]
     assert code == 0 and rows[0]["name"] == "cxl-expander" and rows[0]["rate_per_s"] > 0
+    # figures that travel between machines: the machine and the numpy yardstick
+    base = doc["machine"]["baseline_ops_per_s"]
+    assert doc["machine"]["cores"] >= 1 and base > 1e6
+    assert rows[0]["per_1e8_baseline_ops"] == pytest.approx(rows[0]["rate_per_s"] / base * 1e8)

@@ -293,7 +293,7 @@ def test_host_driver_cost_moves_oc_loss_to_small_requests_but_breaks_fig13b():
     OC controller price ($10.7) puts Fig 13b's break-even (mean over the traces) below zero.
     Without it (0 cycles, refitted): OC $26.5 -- above Espresso's controller share -- a
     10.8% trace loss and a 37% break-even (claims.yaml notes)."""
-    from models.espresso.data import _STARTING_POINT, fitted_value
+    from models.espresso.data import STARTING_POINT, fitted_value
 
     def outcome(v):
         real_loss = 100 * (1 - sc.mean_ratio("oc", "conv", sc.REAL, **v))
@@ -306,7 +306,7 @@ def test_host_driver_cost_moves_oc_loss_to_small_requests_but_breaks_fig13b():
             np.mean(e1["bom_usd"]) - np.mean(e0["bom_usd"])) * 100
         return real_loss, mb_loss, breakeven
 
-    base = {k: fitted_value(k) for k in _STARTING_POINT}
+    base = {k: fitted_value(k) for k in STARTING_POINT}
     assert base["oc_ftl_scale_x"] == pytest.approx(1.479, abs=0.01)
     assert base["oc_controller_usd"] == pytest.approx(10.7, abs=0.2)
     real_loss, mb_loss, breakeven = outcome(base)

@@ -23,7 +23,7 @@ def test_config_reader():
 def test_tlc_page_mix_matches_mqsim():
     mix = flash.page_type_mix("TLC", 96)
     assert np.allclose(np.array(mix) * 96, [36, 32, 28])
-    a = flash._cfg_arrays(cfg("espresso_tlc_fob.xml"))
+    a = flash.config_arrays(cfg("espresso_tlc_fob.xml"))
     assert a["tr_mean"] == pytest.approx(43.75) and a["tprog_mean"] == pytest.approx(285.0)
 
 

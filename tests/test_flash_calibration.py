@@ -91,7 +91,7 @@ def test_sequential_read_merging_matches_mqsim_counts():
         & (pl.col("mode") == "closed_loop_qd") & (pl.col("device_state") == "fob"))
     errs = []
     for r in df.iter_rows(named=True):
-        a = flash._cfg_arrays(mqsim_io.read_ssd_config(r["cfg_path"]))
+        a = flash.config_arrays(mqsim_io.read_ssd_config(r["cfg_path"]))
         n = max(1.0, np.ceil(r["request_size_B"] / a["page_bytes"]))
         pages = r["num_completed"] * n + r["mapping_flash_read_cmds"]
         measured = pages / (r["flash_read_cmds"] + r["flash_multiplane_read_cmds"])

@@ -21,7 +21,7 @@ def _bisect(a, r, qd, k):
 def test_closed_loop_matches_bisection(config):
     df = flash_fit.load_reference().filter(pl.col("mode") == "closed_loop_qd")
     df = df.filter(pl.col("cfg_path").str.ends_with(config))
-    a = flash._cfg_arrays(mqsim_io.read_ssd_config(df["cfg_path"][0]))
+    a = flash.config_arrays(mqsim_io.read_ssd_config(df["cfg_path"][0]))
     k = flash.constants()
     size = df["request_size_B"].cast(float).to_numpy()
     rf = df["read_fraction"].cast(float).to_numpy()
@@ -34,7 +34,7 @@ def test_closed_loop_matches_bisection(config):
 
 
 def test_open_loop_matches_reference():
-    a = flash._cfg_arrays(flash.config("mqsim_default"))
+    a = flash.config_arrays(flash.config("mqsim_default"))
     k = flash.constants()
     for size, rf, pattern in [(4096, 0.7, "random"), (65536, 0.0, "sequential"), (16384, 1.0, "random")]:
         lam = np.linspace(0.05, 0.7, 12) * float(flash.saturation_iops(a, size, rf, pattern, cal=k))

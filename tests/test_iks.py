@@ -82,10 +82,10 @@ def test_x16_channel_row_is_one_dies_2kb_page():
         t = device.channel_timing(tech)
         assert t.lines_per_row == 32 and t.lines_per_row * t.request_bytes == 2048
         assert t.burst_cyc == 16.0
-    assert device.TECH_TABLE["lpddr5x_8533"]["row_drain_ns"] == pytest.approx(0.5 * 32 * 16 * 0.234, rel=1e-9)
+    assert device.tech_table()["rows"]["lpddr5x_8533"]["row_drain_ns"] == pytest.approx(0.5 * 32 * 16 * 0.234, rel=1e-9)
     # the row size moves no bandwidth: stream and random saturation are those of the x16 burst
-    assert device.TECH_TABLE["lpddr5x_8533"]["stream_sat_gbps"] == pytest.approx(15.79, abs=0.02)
-    assert device.TECH_TABLE["lpddr5x_8533"]["random_sat_gbps"] == pytest.approx(11.48, abs=0.02)
+    assert device.tech_table()["rows"]["lpddr5x_8533"]["stream_sat_gbps"] == pytest.approx(15.79, abs=0.02)
+    assert device.tech_table()["rows"]["lpddr5x_8533"]["random_sat_gbps"] == pytest.approx(11.48, abs=0.02)
 
 
 def test_more_channels_and_faster_lpddr_never_slower(model):

@@ -41,7 +41,7 @@ def test_tighter_slo_gives_the_tenant_more_channels():
         from models.iks import device
         from models.iks.optimize import _tenant_p99_us
 
-        sat = float(device.RANDOM_SAT_GBPS[0])
+        sat = float(device.tech_table()["random_sat_gbps"][0])
         if n > 1:
             assert _tenant_p99_us(n - 1, 64.0, 32.0, 191.0, 0, sat) > slo
 

@@ -17,7 +17,7 @@ def register(app: typer.Typer) -> None:
 @dashboard_app.command("build")
 def build_cmd(
     results: Annotated[list[Path], typer.Argument(help="Results folders of sweeps.")],
-    out: Annotated[Path, typer.Option(help="Site folder (replaced).")] = Path("dashboards/site"),
+    out: Annotated[Path, typer.Option(help="Site folder: a new or empty one, or a site built here before (replaced); anything else is refused.")] = Path("dashboards/site"),
     calibration: Annotated[bool, typer.Option("--calibration/--no-calibration", help="Include the calibration page.")] = True,
 ) -> None:
     """Write a static site: an index, one page per study, validation and calibration."""

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
 import typer
+
+from dse import jsonsafe
 
 
 def register(app: typer.Typer) -> None:
@@ -34,7 +35,7 @@ def models_cmd(
             }
         )
     if as_json:
-        typer.echo(json.dumps(rows, indent=2))
+        typer.echo(jsonsafe.dumps(rows))
         return
     from rich.console import Console
     from rich.table import Table
@@ -55,6 +56,7 @@ def describe_cmd(
 ) -> None:
     """Parameters (with units, bounds and the source of each default), metrics and variants."""
     from dse import registry
+    from dse.uncertainty import uncertainty_of
 
     cls = registry.model_class(name)
     params = [
@@ -65,17 +67,18 @@ def describe_cmd(
             "allowed": p.describe_allowed(),
             "source": p.source,
             "doc": p.doc,
+            "uncertainty": uncertainty_of(cls, p).describe(),
+            "uncertainty_reason": uncertainty_of(cls, p).reason,
         }
         for p in cls.params
     ]
-    metrics = [{"name": m.name, "unit": m.unit or "", "better": m.direction or "", "doc": m.doc} for m in cls.metrics]
+    metrics = [{"name": m.name, "unit": m.unit or "", "better": m.direction or "", "doc": m.doc,
+                "nan_means": m.nan_means, "inf_means": m.inf_means} for m in cls.metrics]
     if as_json:
         typer.echo(
-            json.dumps(
+            jsonsafe.dumps(
                 {"name": name, "version": cls.version, "summary": cls.summary, "source": cls.source,
                  "variant_param": cls.variant_param, "params": params, "metrics": metrics},
-                indent=2,
-                default=str,
             )
         )
         return
@@ -89,10 +92,11 @@ def describe_cmd(
     if cls.variant_param:
         con.print(f"variants ({cls.variant_param}): {', '.join(map(str, cls.variants()))}")
     t = Table(title="parameters")
-    for col in ("name", "unit", "default", "allowed", "source"):
+    for col in ("name", "unit", "default", "allowed", "source", "uncertainty"):
         t.add_column(col, overflow="fold")
     for p in params:
-        t.add_row(p["name"], p["unit"], str(p["default"]), p["allowed"], p["source"])
+        t.add_row(p["name"], p["unit"], str(p["default"]), p["allowed"], p["source"],
+                  f"{p['uncertainty']} ({p['uncertainty_reason']})")
     con.print(t)
     t = Table(title="metrics")
     for col in ("name", "unit", "better", "meaning"):
@@ -107,21 +111,25 @@ def eval_cmd(
     assignments: Annotated[list[str] | None, typer.Argument(help="key=value overrides, e.g. lanes=16 ctrl_latency_ns=0.1us")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Evaluate one design point and print its metrics."""
+    """Evaluate one design point and print its metrics, and whether the point is feasible
+    (with the reason when it is not)."""
     from dse import registry
     from dse.errors import DseError
     from dse.model import parse_assignments
 
     model = registry.get(name)
-    inputs = parse_assignments(assignments or [])
+    inputs = parse_assignments(assignments or [], model.param_map())
     for k, v in inputs.items():
         if isinstance(v, list):
             raise DseError(f"{k}: `dse eval` takes one value per parameter; use `dse sweep` for several")
-    result = model.point(**inputs)
+    ev = model.run_full(inputs)
+    result = {k: float(v[0]) for k, v in ev.metrics.items()}
+    feasible, reason = bool(ev.feasible[0]), ev.reason_of(0)
     if as_json:
-        typer.echo(json.dumps(result, indent=2))
+        typer.echo(jsonsafe.dumps({**result, "feasible": feasible, "reason": reason}))
         return
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     t = Table(title=f"{name}" + (" " + " ".join(assignments or []) if assignments else " (defaults)"))
@@ -131,4 +139,6 @@ def eval_cmd(
     mmap = model.metric_map()
     for k, v in result.items():
         t.add_row(k, f"{v:.6g}", mmap[k].unit or "")
-    Console().print(t)
+    con = Console()
+    con.print(t)
+    con.print("feasible: yes" if feasible else f"feasible: [bold red]no[/bold red] ({escape(reason or '')})")

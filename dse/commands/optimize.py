@@ -6,10 +6,11 @@ function takes keyword arguments (already parsed) and returns an
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
 import typer
+
+from dse import jsonsafe
 
 
 def register(app: typer.Typer) -> None:
@@ -37,6 +38,6 @@ def optimize_cmd(
         return
     sol = optimize.solve(problem, parse_assignments(assignments or []))
     if as_json:
-        typer.echo(json.dumps(sol.as_dict(), indent=2, default=str))
+        typer.echo(jsonsafe.dumps(sol.as_dict()))
         return
     sol.print()

@@ -3,7 +3,6 @@ claims file, build the dashboard site."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 from typing import Annotated
@@ -33,6 +32,7 @@ def reproduce_cmd(
     from dse.dashboard.build import build_site
     from dse.errors import DseError
     from dse.registry import project_root
+    from dse.store import ResultsDir, read_manifest
     from dse.sweep.run import SweepOptions, run_sweep
 
     root = project_root()
@@ -58,7 +58,9 @@ def reproduce_cmd(
     for f in files:
         target = out / f.stem
         if target.exists():
-            shutil.rmtree(target)  # this folder belongs to `reproduce`
+            if not ResultsDir(target).is_results_folder():
+                raise DseError(f"{target} exists and was not written by a sweep; move it away or give --out")
+            shutil.rmtree(target)  # a previous study of `reproduce`: replaced
         typer.echo(f"sweeping {f.name}")
         r = run_sweep(f, SweepOptions(out=target, progress=not quiet))
         m = r.manifest
@@ -68,7 +70,7 @@ def reproduce_cmd(
         done.append(target)
     # --all validates every claims file; named spaces validate their models' claims
     results = []
-    models = None if all_ else {json.loads((d / "manifest.json").read_text())["model"]["name"] for d in done}
+    models = None if all_ else {read_manifest(d)["model"]["name"] for d in done}
     seen: set[Path] = set()
     for name in sorted(models) if models is not None else [None]:
         for _, cf in claims_files(name):

@@ -20,11 +20,13 @@ def sweep_cmd(
     address: Annotated[str | None, typer.Option(help="Ray cluster to join (host:port); needs --backend ray.")] = None,
     storage: Annotated[str | None, typer.Option(help="Optuna RDB storage URL (default: journal file in the results folder).")] = None,
     out: Annotated[Path | None, typer.Option(help="Results folder (default: results/<space name>).")] = None,
-    resume: Annotated[bool, typer.Option(help="Continue an unfinished study in --out.")] = False,
+    resume: Annotated[bool, typer.Option(help="Continue an unfinished study in --out after its process died (refused while another process runs it).")] = False,
+    join: Annotated[bool, typer.Option(help="Optuna: add workers to a study running in --storage (or in --out's journal); writes no results, the study's owner does.")] = False,
     seed: Annotated[int | None, typer.Option(help="Random seed (default: the space's).")] = None,
     sampler: Annotated[str | None, typer.Option(help="Optuna sampler: nsga2 | tpe | gp.")] = None,
     batch: Annotated[int | None, typer.Option(help="Optuna trials asked and evaluated together.")] = None,
     workers: Annotated[int | None, typer.Option(help="Ray workers (default: the cluster's CPUs).")] = None,
+    uncertainty: Annotated[int | None, typer.Option(help="Robust front: N draws of the uncertain parameter defaults per point (p5/p50/p95 per objective, p_pareto).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Sweep a design space: grid, quasi-random or Optuna, locally or on Ray."""
@@ -38,14 +40,23 @@ def sweep_cmd(
         storage=storage,
         out=out,
         resume=resume,
+        join=join,
         seed=seed,
         sampler=sampler,
         batch=batch,
         workers=workers,
         progress=not quiet,
+        uncertainty=uncertainty,
     )
     result = run_sweep(space, opts)
     m = result.manifest
+    if "join" in m:
+        j = m["join"]
+        typer.echo(
+            f"{j['storage']}: joined study {j['study_name']}: {j['trials_done'] - j['trials_before_join']:,} trials added "
+            f"by all workers meanwhile, {j['trials_done']:,} of {j['target']:,} evaluated; its owner writes the results"
+        )
+        return
     rows = m.get("rows", {})
     t = m.get("timings_s", {})
     typer.echo(

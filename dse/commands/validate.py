@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
+
+from dse import jsonsafe
 
 
 def register(app: typer.Typer) -> None:
@@ -18,19 +19,26 @@ def validate_cmd(
     claims: Annotated[Path | None, typer.Option(help="A claims file from anywhere, in the claims format.")] = None,
     strict: Annotated[bool, typer.Option(help="Fail on any claim outside tolerance, not only headline claims.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    uq: Annotated[int, typer.Option("--uq", help="Also the model's p5-p95 over N draws of its parameter uncertainty (0: off).")] = 0,
 ) -> None:
     """Evaluate every claim and print model vs paper side by side.
 
     Exits 1 when a headline claim (or, with --strict, any claim) is outside its tolerance."""
-    from dse.claims import claims_files, evaluate_claims
+    from dse.claims import attach_intervals, claim_intervals, claims_files, evaluate_claims
+    from dse.errors import DseError
 
     files = [(name or "", claims)] if claims else claims_files(name)
+    if uq and not 2 <= uq <= 10_000:
+        raise DseError(f"--uq {uq}: give 0 (off) or 2 to 10,000 draws")
     results = []
     for _, f in files:
-        results.extend(evaluate_claims(Path(f)))
+        rows = evaluate_claims(Path(f))
+        if uq:
+            attach_intervals(rows, claim_intervals(Path(f), uq))
+        results.extend(rows)
     failed = [r for r in results if not r.passed and (r.headline or strict)]
     if as_json:
-        typer.echo(json.dumps([r.as_dict() for r in results], indent=2))
+        typer.echo(jsonsafe.dumps([r.as_dict() for r in results]))
     else:
         print_results(results)
     if not results:
@@ -46,12 +54,16 @@ def print_results(results: list) -> None:
     from dse.claims import format_expected
 
     t = Table(title="model vs paper")
-    for col, just in (("model", "left"), ("claim", "left"), ("kind", "left"), ("paper", "right"), ("model value", "right"),
-                      ("error", "right"), ("tolerance", "right"), ("", "left")):
+    with_uq = any(r.p5 is not None for r in results)
+    cols = [("model", "left"), ("claim", "left"), ("kind", "left"), ("paper", "right"), ("model value", "right"),
+            ("error", "right"), ("tolerance", "right"), ("", "left")]
+    if with_uq:
+        cols[5:5] = [("model p5–p95", "right"), ("paper in", "left")]
+    for col, just in cols:
         t.add_column(col, justify=just, overflow="fold")
     for r in results:
         status = "[green]ok[/green]" if r.passed else ("[red]FAIL[/red]" if r.headline else "[yellow]off[/yellow]")
-        t.add_row(
+        cells = [
             r.model,
             r.id,
             "headline" if r.headline else "other",
@@ -60,7 +72,10 @@ def print_results(results: list) -> None:
             f"{r.error_pct:+.1f}%",
             r.tolerance,
             status,
-        )
+        ]
+        if with_uq:
+            cells[5:5] = [f"{r.p5:.4g}–{r.p95:.4g}" if r.p5 is not None else "", {True: "yes", False: "no"}.get(r.inside, "")]
+        t.add_row(*cells)
     con = Console(width=max(120, Console().width))
     con.print(t)
     n_head = sum(r.headline for r in results)

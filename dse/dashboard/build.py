@@ -4,6 +4,9 @@ against the papers, the validation tables and the calibration page."""
 from __future__ import annotations
 
 import importlib
+import json
+import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -13,20 +16,36 @@ from dse.dashboard.html import Page
 from dse.errors import DseError
 
 BUNDLE = "assets/vega-bundle.js"
+#: Written into every site this command builds: the files it wrote, so that a rebuild
+#: replaces only a folder that holds nothing else (and never a user's folder).
+MARKER = ".dse-site"
+MARKER_KIND = "cxl-dse dashboard site"
+#: Names that make a folder a sweep's results folder (see dse/store.py).
+RESULTS_NAMES = ("manifest.json", "points.parquet", "pareto.parquet", ".incomplete", ".parts", ".lock")
 
 
 def build_site(results: list[Path], out: Path, *, calibration: bool = True, progress: bool = True) -> list[Path]:
-    """Build the site into ``out`` (replaced atomically).  Returns the page paths."""
-    import polars as pl
+    """Build the site into ``out`` and return the page paths.
 
+    ``out`` is a new folder, an empty one, or a site this command built before (it holds
+    the :data:`MARKER` file and nothing but the files listed there); anything else is
+    refused before a file is written (:func:`check_out`).  The site is written into a
+    temporary sibling and renamed into place; a previous site is moved aside first and
+    removed only once the new one is in place (put back if that rename fails)."""
     from dse.claims import claims_files, evaluate_claims
     from dse.store import open_results
 
     studies = [open_results(r) for r in results]  # validate every input first
-    out = Path(out)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent if out.parent.exists() else None))
-    tmp.chmod(0o755)
+    manifests = {id(r): study_manifest(r) for r in studies}
+    out = check_out(Path(out), [r.path for r in studies])
+    created = _make_parent(out.parent)
     try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    except OSError as exc:
+        _remove_dirs(created)
+        raise DseError(f"--out {out}: cannot write in {out.parent} ({exc.strerror or exc})") from None
+    try:
+        tmp.chmod(0o755)
         (tmp / "assets").mkdir()
         _write_bundle(tmp / BUNDLE)
         pages: list[Page] = []
@@ -44,9 +63,9 @@ def build_site(results: list[Path], out: Path, *, calibration: bool = True, prog
         study_rows = []
         seen_names: set[str] = set()
         for r in studies:
-            m = r.manifest()
+            m = manifests[id(r)]
             name = m["space"]["name"]
-            fname = _unique(f"study-{name}.html", seen_names)
+            fname = _unique(f"study-{_safe_name(name)}.html", seen_names)
             page = study_page(r, m, fname, validation_for(m["model"]["name"]))
             pages.append(page)
             study_rows.append((name, fname, m))
@@ -70,7 +89,7 @@ def build_site(results: list[Path], out: Path, *, calibration: bool = True, prog
                     f"{m['rows']['points']:,}",
                     f"{m['rows']['feasible']:,}",
                     f"{m['rows']['pareto']:,}",
-                    f"{m.get('hypervolume', 0):.4f}",
+                    _hypervolume(m),
                 ]
             )
         index.raw(_link_table(["study", "model", "strategy", "points", "feasible", "Pareto", "hypervolume"], rows))
@@ -96,20 +115,251 @@ def build_site(results: list[Path], out: Path, *, calibration: bool = True, prog
         nav += [(n, f) for n, f, _ in study_rows]
         for p in pages:
             (tmp / p.filename).write_text(p.render(nav), encoding="utf-8")
-        del pl
-        if out.exists():
-            backup = out.with_name(f".{out.name}.old")
-            shutil.rmtree(backup, ignore_errors=True)
-            out.rename(backup)
-            tmp.rename(out)
-            shutil.rmtree(backup, ignore_errors=True)
-        else:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            tmp.rename(out)
-    except BaseException:
+        _write_marker(tmp, [BUNDLE] + [p.filename for p in pages])
+        check_out(out, [r.path for r in studies])  # again: the folder may have changed meanwhile
+        _swap_in(tmp, out)
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        _remove_dirs(created)
+        if isinstance(exc, OSError) and _about(exc, out.parent):  # a full disk, no permission: not a bug
+            raise DseError(f"--out {out}: cannot write the site ({exc.strerror or exc})") from None
         raise
     return [out / p.filename for p in pages]
+
+
+# ------------------------------------------------------------------ the --out folder
+def check_out(out: Path, inputs: list[Path]) -> Path:
+    """Refuse an ``--out`` that this command may not replace; return it as an absolute path.
+
+    Allowed: a path that does not exist (under folders, or nothing), an empty folder, or
+    a site built by this command holding only the files it wrote.  Refused: a file, a
+    symbolic link, a results folder, the current folder or one above it, a folder that
+    is or holds one of the ``inputs``, and any other non-empty folder."""
+    try:
+        return _check_out(out, inputs)
+    except (OSError, RuntimeError) as exc:  # no permission to look, a symbolic-link loop
+        raise DseError(f"--out {out}: cannot check the folder ({getattr(exc, 'strerror', None) or exc})") from None
+
+
+def _check_out(out: Path, inputs: list[Path]) -> Path:
+    shown = str(out)
+    target = Path(os.path.abspath(out))
+    if target == target.parent:
+        raise DseError(f"--out {shown} is the root folder; give a folder for the site, e.g. dashboards/site")
+    target = target.parent.resolve() / target.name
+    if target.is_symlink():
+        raise DseError(f"--out {shown} is a symbolic link; give the folder itself (or a new path)")
+    cwd = Path.cwd().resolve()
+    if target == cwd or target in cwd.parents:
+        raise DseError(f"--out {shown} is the current folder or holds it; give a folder for the site, e.g. dashboards/site")
+    for inp in inputs:
+        real = Path(inp).resolve()
+        if target == real or target in real.parents:
+            raise DseError(f"--out {shown} is or holds the results folder {inp}; give another folder for the site")
+    for anc in [target, *target.parents]:
+        if anc.exists() or anc.is_symlink():
+            if not anc.is_dir():
+                what = "is a file" if anc == target else f"is under {anc}, which is a file"
+                raise DseError(f"--out {shown} {what}, not a folder; give a folder for the site")
+            break
+    if not target.is_dir():
+        return target
+    found = [n for n in RESULTS_NAMES if (target / n).exists() or (target / n).is_symlink()]
+    if found:
+        raise DseError(f"--out {shown} is a results folder (it holds {found[0]}); give another folder for the site")
+    if not any(target.iterdir()):
+        return target
+    written = _site_files(target)
+    if written is None:
+        raise DseError(
+            f"--out {shown} is a folder that `dse dashboard build` did not make (no {MARKER} in it) and is not empty; "
+            "give a new or empty folder"
+        )
+    foreign = _foreign_entry(target, written)
+    if foreign is not None:
+        raise DseError(
+            f"--out {shown} holds {foreign!r}, which `dse dashboard build` did not write; move it away or give another folder"
+        )
+    return target
+
+
+def _site_files(folder: Path) -> set[str] | None:
+    """The files a previous build wrote into ``folder`` (from its marker), or None when
+    the folder is not a site this command built.  A site from before the marker existed
+    is recognized by its exact shape: index.html (ours), study pages, the bundle."""
+    marker = folder / MARKER
+    if marker.is_file() and not marker.is_symlink():
+        try:
+            data = json.loads(marker.read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError):
+            return None
+        files = data.get("files") if isinstance(data, dict) and data.get("kind") == MARKER_KIND else None
+        if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+            return None
+        return {f for f in files if _is_relative_name(f)} | {MARKER}
+    legacy = {"index.html", "calibration.html", BUNDLE}
+    names = {p.name for p in folder.iterdir()}
+    index = folder / "index.html"
+    if not index.is_file() or index.is_symlink():
+        return None
+    try:
+        ours = "cxl-dse studies" in index.read_text(encoding="utf-8", errors="replace")[:20_000]
+    except OSError:
+        return None
+    if not ours:
+        return None
+    return legacy | {n for n in names if re.fullmatch(r"study-[A-Za-z0-9._-]+\.html", n)}
+
+
+def _is_relative_name(f: str) -> bool:
+    parts = Path(f).parts
+    return bool(parts) and not Path(f).is_absolute() and ".." not in parts
+
+
+def _foreign_entry(folder: Path, written: set[str]) -> str | None:
+    """The first thing under ``folder`` that is not one of ``written`` (nor a folder on
+    the way to one), or None."""
+    dirs = {str(Path(*Path(f).parts[:i])) for f in written for i in range(1, len(Path(f).parts))}
+    stack = [folder]
+    while stack:
+        d = stack.pop()
+        for p in d.iterdir():
+            rel = str(p.relative_to(folder))
+            if p.is_dir() and not p.is_symlink() and rel in dirs:
+                stack.append(p)
+            elif rel not in written or p.is_dir() and not p.is_symlink():
+                return rel
+    return None
+
+
+def _write_marker(site: Path, files: list[str]) -> None:
+    import dse
+    from dse.store import now_iso
+
+    marker = {
+        "kind": MARKER_KIND,
+        "tool_version": dse.__version__,
+        "created": now_iso(),
+        "note": "written by `dse dashboard build`; a rebuild replaces this folder only if it holds just these files",
+        "files": sorted(files),
+    }
+    (site / MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
+
+
+def _make_parent(parent: Path) -> list[Path]:
+    """Create ``parent`` and any folders above it that are missing; return those created
+    (deepest last), for removal if the build fails."""
+    missing = []
+    for anc in [parent, *parent.parents]:
+        if anc.exists():
+            break
+        missing.append(anc)
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        _remove_dirs(list(reversed(missing)))
+        raise DseError(f"--out: cannot create {parent} ({exc.strerror or exc})") from None
+    return list(reversed(missing))
+
+
+def _about(exc: OSError, folder: Path) -> bool:
+    """Whether an OS error names a path in ``folder`` (where the site is written)."""
+    names = [n for n in (exc.filename, exc.filename2) if isinstance(n, (str, bytes, os.PathLike))]
+    return any(folder in Path(os.fsdecode(n)).parents for n in names)
+
+
+def _remove_dirs(created: list[Path]) -> None:
+    for d in reversed(created):
+        try:
+            d.rmdir()
+        except OSError:
+            break
+
+
+def _swap_in(new: Path, out: Path) -> None:
+    """Rename the built site ``new`` to ``out``; a previous site there is moved aside
+    first (its files kept until the new site is in place) and then removed."""
+    if not (out.exists() or out.is_symlink()):
+        os.rename(new, out)
+        return
+    holder = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", suffix=".tmp", dir=out.parent))
+    old = holder / "site"
+    os.rename(out, old)
+    try:
+        os.rename(new, out)
+    except BaseException:
+        os.rename(old, out)  # the previous site goes back
+        shutil.rmtree(holder, ignore_errors=True)
+        raise
+    shutil.rmtree(holder, ignore_errors=True)
+
+
+# ------------------------------------------------------------------ reading the studies
+def study_manifest(r: Any) -> dict[str, Any]:
+    """A study's manifest, checked for what the pages use: the model is registered, and
+    the knob and objective columns are in points.parquet and pareto.parquet (objectives
+    numeric), points.parquet has a boolean 'feasible'."""
+    import polars as pl
+
+    from dse import registry
+    from dse.errors import did_you_mean
+    from dse.store import MANIFEST, parquet_schema, read_manifest
+
+    m = read_manifest(r.path)
+    model = m["model"]["name"]
+    known = registry.names()
+    if model not in known:
+        raise DseError(
+            f"{r.path / MANIFEST}: model {model!r} is not registered{did_you_mean(model, known)}; "
+            f"known models: {', '.join(known)}"
+        )
+    knobs, objectives = list(m["knobs"]), list(m["objectives"])
+    for path, need in ((r.points_path(), ["feasible", *knobs, *objectives]), (r.pareto_path(), [*knobs, *objectives])):
+        schema = parquet_schema(path)
+        missing = [c for c in need if c not in schema]
+        if missing:
+            raise DseError(
+                f"{path}: no column {missing[0]!r}, which {r.path / MANIFEST} names; the folder is inconsistent, "
+                "re-run the sweep to write it again"
+            )
+        bad = [c for c in objectives if not schema[c].is_numeric()]
+        if bad:
+            raise DseError(f"{path}: objective column {bad[0]!r} is {schema[bad[0]]}, not numeric; re-run the sweep")
+        if "feasible" in need and schema["feasible"] != pl.Boolean:
+            raise DseError(f"{path}: column 'feasible' is {schema['feasible']}, not boolean; re-run the sweep")
+    return m
+
+
+def _read_table(path: Path, read: Any) -> Any:
+    """``read()`` (a Polars read of ``path``); a damaged file is one line naming it."""
+    import polars as pl
+
+    from dse.store import check_parquet_data, unreadable
+
+    try:
+        return read()
+    except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as exc:
+        check_parquet_data(path)
+        raise unreadable(path, exc) from None
+
+
+def _safe_name(name: str) -> str:
+    """A study name as part of a file name: no folders, no odd characters."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name)[:80].lstrip(".") or "study"
+
+
+def _hypervolume(m: dict[str, Any]) -> str:
+    hv = m.get("hypervolume")
+    return f"{hv:.4f}" if isinstance(hv, (int, float)) and not isinstance(hv, bool) else "n/a"
+
+
+def _field(m: dict[str, Any], *keys: str, default: Any = "?") -> Any:
+    """``m[k1][k2]...`` for the informational parts of a manifest, ``default`` if absent."""
+    for k in keys:
+        if not isinstance(m, dict) or k not in m:
+            return default
+        m = m[k]
+    return m
 
 
 def _unique(name: str, seen: set[str]) -> str:
@@ -157,26 +407,28 @@ def study_page(r: Any, m: dict[str, Any], filename: str, validation: list[Any]) 
 
     objectives: dict[str, str] = m["objectives"]
     knobs: list[str] = m["knobs"]
+    description = _field(m, "space", "description", default="")
     page = Page(
         f"{m['space']['name']} ({m['model']['name']})",
         filename,
-        subtitle=m["space"].get("description", ""),
+        subtitle=description if isinstance(description, str) else "",
     )
     rows = m["rows"]
     page.note(
         f"{rows['points']:,} points by {m['strategy']}"
         + (f"/{m['sampler']}" if m.get("sampler") else "")
-        + f", {rows['feasible']:,} feasible, {rows['pareto']:,} on the Pareto front; hypervolume {m.get('hypervolume', 0):.4f}. "
-        + f"Model {m['model']['name']} v{m['model']['version']}, calibration {m['calibration']['mode']}, "
-        + f"git {str(m['git'].get('revision'))[:10]}{' (dirty)' if m['git'].get('dirty') else ''}, {m['created']}."
+        + f", {rows['feasible']:,} feasible, {rows['pareto']:,} on the Pareto front; hypervolume {_hypervolume(m)}. "
+        + f"Model {m['model']['name']} v{_field(m, 'model', 'version')}, calibration {_field(m, 'calibration', 'mode')}, "
+        + f"git {str(_field(m, 'git', 'revision', default=None))[:10]}{' (dirty)' if _field(m, 'git', 'dirty', default=False) is True else ''}, "
+        + f"{_field(m, 'created')}."
     )
     cols = list(dict.fromkeys(knobs + list(objectives)))
     pts = pl.scan_parquet(r.points_path()).filter(pl.col("feasible")).select(cols)
     n = rows["feasible"]
     if n > 200_000:
         pts = pts.gather_every(max(1, n // 200_000))
-    points = _plain_types(pts.collect())
-    front = _plain_types(pl.read_parquet(r.pareto_path()).select(cols))
+    points = _plain_types(_read_table(r.points_path(), pts.collect))
+    front = _plain_types(_read_table(r.pareto_path(), lambda: pl.read_parquet(r.pareto_path()).select(cols)))
     page.heading("Pareto front")
     if front.height == 0:
         page.note("No feasible point: nothing is on the front.")
@@ -190,9 +442,61 @@ def study_page(r: Any, m: dict[str, Any], filename: str, validation: list[Any]) 
         page.note("Best and median of each objective over the feasible points at each knob setting.")
         for c in charts.knob_charts(points, objectives, knobs):
             page.chart(c)
+    add_robust_front(page, r, objectives)
+    add_sensitivity(page, m, objectives)
     add_model_figures(page, m["model"]["name"])
     add_validation(page, validation)
     return page
+
+
+def add_robust_front(page: Page, r: Any, objectives: dict[str, str]) -> None:
+    """A robust sweep (``--uncertainty N``): the points on the front in most draws."""
+    import polars as pl
+
+    from dse.dashboard import charts
+
+    names = _read_table(r.points_path(), lambda: pl.read_parquet_schema(r.points_path())).keys()
+    if "p_pareto" not in names or len(objectives) < 2:
+        return
+    x, y = list(objectives)[:2]
+    cols = [x, y, f"{x}_p5", f"{x}_p95", f"{y}_p5", f"{y}_p95", "p_pareto"]
+    pts = _read_table(r.points_path(), lambda: pl.scan_parquet(r.points_path()).filter(pl.col("feasible"))
+                      .select(cols).filter(pl.col("p_pareto") >= 0.5).collect())
+    page.heading("Robust front")
+    page.note("Each point was evaluated under the same draws of the uncertain parameter defaults; "
+              "p_pareto is the share of draws in which it is non-dominated. Bars: p5 to p95.")
+    page.chart(charts.robust_chart(pts, objectives))
+
+
+#: Base samples of the study page's sensitivity analysis (Sobol: N x (knobs + 2) points).
+SENSITIVITY_BASE_SAMPLES = 256
+
+
+def add_sensitivity(page: Page, m: dict[str, Any], objectives: dict[str, str]) -> None:
+    """Sobol total indices of each objective over the space's knobs (SALib)."""
+    from dse import sensitivity
+    from dse.dashboard import charts
+    from dse.errors import DseError
+    from dse.space import load_space
+
+    path = Path(str(_field(m, "space", "path", default="")))
+    try:
+        sp = load_space(path)
+    except DseError:
+        return
+    if sp.sha256 != _field(m, "space", "sha256", default=None) or len(sp.knobs) < 2:
+        return
+    page.heading("Which knob matters")
+    page.note(f"Total Sobol indices over the space's knobs (SALib, {SENSITIVITY_BASE_SAMPLES} base samples; "
+              "`dse sensitivity` computes them at any design point or over the uncertain defaults).")
+    for obj in list(objectives)[:3]:
+        try:
+            res = sensitivity.analyze(sp.model, obj, sensitivity.factors_from_space(sp, sp.fixed), dict(sp.fixed),
+                                      base_samples=SENSITIVITY_BASE_SAMPLES)
+        except DseError as exc:
+            page.note(f"{obj}: {exc}")
+            continue
+        page.chart(charts.sensitivity_chart(res.rows, obj))
 
 
 def _plain_types(df: Any) -> Any:
@@ -207,7 +511,7 @@ def add_model_figures(page: Page, model: str) -> None:
     returns (title, altair chart) pairs."""
     from dse import registry
 
-    module = registry._entries()[model].partition(":")[0].rsplit(".", 1)[0] + ".figures"
+    module = registry.model_package(model) + ".figures"
     try:
         mod = importlib.import_module(module)
     except ModuleNotFoundError as exc:
@@ -250,6 +554,10 @@ def add_validation(page: Page, results: list[Any]) -> None:
     page.chart(claims_chart(results))
 
 
+#: Smallest model/paper ratio the claims chart's log axis shows.
+CLAIM_AXIS_FLOOR = 1e-3
+
+
 def claims_chart(results: list[Any]) -> Any:
     """Model over paper for every claim on a log axis, with each claim's tolerance band."""
     import math
@@ -265,12 +573,16 @@ def claims_chart(results: list[Any]) -> Any:
             continue
         tol = x.tolerance.split("%")[0].lstrip("±") if "%" in x.tolerance else "0"
         rel = float(tol) / 100 if tol.replace(".", "", 1).isdigit() else 0.0
+        # a log axis takes positive values only: a band reaching 0 or below (an interval
+        # from 0, a tolerance of 100 % or more) starts at the axis' floor instead
+        ends = sorted(((lo - abs(lo) * rel) / mid, (hi + abs(hi) * rel) / mid))  # a negative mid flips them
+        band_lo = max(ends[0], CLAIM_AXIS_FLOOR)
         recs.append(
             {
                 "claim": x.id,
-                "ratio": x.value / mid,
-                "band_lo": (lo * (1 - rel)) / mid,
-                "band_hi": (hi * (1 + rel)) / mid,
+                "ratio": max(x.value / mid, CLAIM_AXIS_FLOOR),
+                "band_lo": band_lo,
+                "band_hi": max(ends[1], band_lo),
                 "status": "within tolerance" if x.passed else ("headline miss" if x.headline else "other miss"),
                 "paper": _fmt_exp(exp),
                 "model": x.value,

@@ -130,3 +130,42 @@ def _records(df: Any) -> list[dict[str, Any]]:
             if isinstance(v, float) and not math.isfinite(v):
                 r[k] = None
     return out
+
+
+def sensitivity_chart(rows: list[dict[str, Any]], metric: str) -> Any:
+    """Total Sobol index of each knob with its 95 % interval, largest first."""
+    import altair as alt
+
+    data = [{"knob": r["name"], "ST": max(0.0, float(r["ST"])), "lo": max(0.0, float(r["ST"]) - float(r["ST_conf"])),
+             "hi": float(r["ST"]) + float(r["ST_conf"]), "S1": float(r["S1"])} for r in rows]
+    order = [d["knob"] for d in data]
+    base = alt.Chart(alt.Data(values=data)).encode(alt.Y("knob:N", sort=order, title=None))
+    bars = base.mark_bar(color="#3b6ea5").encode(
+        alt.X("ST:Q", title="total Sobol index (share of variance)", scale=alt.Scale(domain=[0, 1])),
+        tooltip=[alt.Tooltip("knob:N"), alt.Tooltip("ST:Q", format=".3f"), alt.Tooltip("S1:Q", format=".3f")],
+    )
+    rules = base.mark_rule(color="#17324d").encode(alt.X("lo:Q"), alt.X2("hi:Q"))
+    return alt.layer(bars, rules).properties(title=f"which knob moves {_title(metric)}", width=380,
+                                             height=max(60, 22 * len(data)))
+
+
+def robust_chart(points: Any, objectives: dict[str, str]) -> Any:
+    """The robust front: points non-dominated in at least half of the uncertainty draws,
+    with p5-p95 bars on the first two objectives, coloured by ``p_pareto``."""
+    import altair as alt
+
+    x, y = list(objectives)[:2]
+    cols = [x, y, f"{x}_p5", f"{x}_p95", f"{y}_p5", f"{y}_p95", "p_pareto"]
+    data = _records(points.filter(points["p_pareto"] >= 0.5).select(cols))
+    base = alt.Chart(alt.Data(values=data))
+    dots = base.mark_circle(size=60, stroke="#17324d", strokeWidth=0.5).encode(
+        alt.X(f"{x}:Q", title=_title(x) + _arrow(objectives[x]), scale=alt.Scale(zero=False)),
+        alt.Y(f"{y}:Q", title=_title(y) + _arrow(objectives[y]), scale=alt.Scale(zero=False)),
+        alt.Color("p_pareto:Q", title="share of draws on the front", scale=alt.Scale(scheme="viridis", domain=[0.5, 1])),
+        tooltip=[alt.Tooltip(f"{c}:Q", format=".4g") for c in cols],
+    )
+    xbar = base.mark_rule(opacity=0.5).encode(alt.X(f"{x}_p5:Q"), alt.X2(f"{x}_p95:Q"), alt.Y(f"{y}:Q"))
+    ybar = base.mark_rule(opacity=0.5).encode(alt.Y(f"{y}_p5:Q"), alt.Y2(f"{y}_p95:Q"), alt.X(f"{x}:Q"))
+    return alt.layer(xbar, ybar, dots).properties(
+        title=f"robust front: p5-p95 under parameter uncertainty ({len(data)} points with p_pareto >= 0.5)",
+        width=430, height=320).interactive()

@@ -73,7 +73,7 @@ class Page:
     def render(self, nav: list[tuple[str, str]]) -> str:
         links = "".join(f'<a href="{html.escape(href)}">{html.escape(label)}</a>' for label, href in nav)
         embeds = "\n".join(
-            f"vegaEmbed('#{cid}', {json.dumps(spec)}, {{actions: false, renderer: 'svg'}})"
+            f"vegaEmbed('#{cid}', {_script_json(spec)}, {{actions: false, renderer: 'svg'}})"
             f".catch(function (e) {{ console.error(e); }});"
             for cid, spec in self.specs
         )
@@ -95,6 +95,12 @@ class Page:
 </script>
 </body></html>
 """
+
+
+def _script_json(obj: Any) -> str:
+    """JSON to inline in a <script>: '<' (and '>', '&') escaped, so that text in the data
+    such as '</script>' or '<!--' cannot end or change the script."""
+    return json.dumps(obj).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def _fmt(v: Any) -> str:

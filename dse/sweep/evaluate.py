@@ -70,31 +70,21 @@ def sample_inputs(space: Space, strategy: str, seed: int, start: int, stop: int)
 def evaluate_inputs(space: Space, inputs: dict[str, np.ndarray], point_ids: np.ndarray) -> Any:
     """Evaluate knob columns with the space's fixed values; returns a pyarrow Table with
     ``point_id``, the knobs (labels for categorical knobs), every metric, a ``feasible``
-    flag and one boolean column per named constraint (``ok_<name>``)."""
+    flag (the model's feasibility, finite objectives and every constraint), its
+    ``reason`` (null where feasible) and one boolean column per named constraint
+    (``ok_<name>``)."""
     import pyarrow as pa
 
     cols: dict[str, Any] = dict(space.fixed)
     cols.update(inputs)
-    metrics = space.model.run(cols, checked=True)
+    ev = space.model.run_full(cols, checked=True)
+    metrics = ev.metrics
     n = len(point_ids)
-
-    env: dict[str, Any] = dict(cols)
-    env.update(metrics)
-    pmap = space.model.param_map()
-    for name in space.constraint_names:
-        p = pmap.get(name)
-        if p is not None and p.categorical:  # constraints compare labels, not codes
-            env[name] = np.asarray(p.choices, dtype=object)[np.asarray(cols[name], dtype=np.int64)]
-    feasible = np.ones(n, dtype=bool)
-    for name in space.objectives:
-        feasible &= np.isfinite(metrics[name])
-    ok_cols: dict[str, np.ndarray] = {}
-    for cname, expr in space.constraints.items():
-        ok = np.broadcast_to(np.asarray(expr.evaluate(env), dtype=bool), (n,))
-        ok_cols[f"ok_{cname}"] = ok
-        feasible &= ok
+    ok_cols = {f"ok_{c}": ok for c, ok in constraint_masks(space, cols, metrics, n).items()}
+    reason, texts = infeasibility(space, ev, ok_cols)
 
     arrays: dict[str, Any] = {"point_id": pa.array(point_ids, type=pa.int64())}
+    pmap = space.model.param_map()
     for k in space.knobs:
         v = inputs[k.name]
         p = pmap[k.name]
@@ -109,16 +99,51 @@ def evaluate_inputs(space: Space, inputs: dict[str, np.ndarray], point_ids: np.n
             arrays[k.name] = pa.array(np.asarray(v, dtype=np.float64))
     for name, v in metrics.items():
         arrays[name] = pa.array(np.ascontiguousarray(v, dtype=np.float64))
-    arrays["feasible"] = pa.array(feasible)
+    arrays["feasible"] = pa.array(reason < 0)
+    arrays["reason"] = pa.DictionaryArray.from_arrays(
+        pa.array(reason, mask=reason < 0, type=pa.int32()), pa.array(list(texts), type=pa.string())
+    )
     for name, v in ok_cols.items():
         arrays[name] = pa.array(np.ascontiguousarray(v))
     return pa.table(arrays)
 
 
-def evaluate_chunk(space: Space, strategy: str, seed: int, chunk: Chunk) -> Any:
+def constraint_masks(space: Space, cols: dict[str, Any], metrics: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
+    """Per named constraint, the points that meet it (labels, not codes, for categoricals)."""
+    env: dict[str, Any] = dict(cols)
+    env.update(metrics)
+    pmap = space.model.param_map()
+    for name in space.constraint_names:
+        p = pmap.get(name)
+        if p is not None and p.categorical:  # constraints compare labels, not codes
+            env[name] = np.asarray(p.choices, dtype=object)[np.asarray(cols[name], dtype=np.int64)]
+    return {c: np.broadcast_to(np.asarray(expr.evaluate(env), dtype=bool), (n,)) for c, expr in space.constraints.items()}
+
+
+def infeasibility(space: Space, ev: Any, ok_cols: dict[str, np.ndarray]) -> tuple[np.ndarray, tuple[str, ...]]:
+    """int32 reason code per point (-1: feasible) and the reasons: the model's first,
+    then a non-finite objective, then the first failed constraint (``constraint <name>``)."""
+    reason = ev.reason.copy()
+    texts = list(ev.reasons)
+    checks = [(f"objective {m} is not finite", np.isfinite(ev.metrics[m])) for m in space.objectives]
+    checks += [(f"constraint {k[3:]}", ok) for k, ok in ok_cols.items()]
+    for text, ok in checks:
+        hit = ~ok & (reason < 0)
+        if hit.any():
+            reason[hit] = len(texts)
+            texts.append(text)
+    return reason, tuple(texts)
+
+
+def chunk_inputs(space: Space, strategy: str, seed: int, chunk: Chunk) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The knob columns and point ids of one chunk."""
     if strategy == "grid":
         inputs = grid_inputs(space, chunk.start, chunk.stop)
     else:
         inputs = sample_inputs(space, strategy, seed, chunk.start, chunk.stop)
-    ids = np.arange(chunk.start, chunk.stop, dtype=np.int64)
+    return inputs, np.arange(chunk.start, chunk.stop, dtype=np.int64)
+
+
+def evaluate_chunk(space: Space, strategy: str, seed: int, chunk: Chunk) -> Any:
+    inputs, ids = chunk_inputs(space, strategy, seed, chunk)
     return evaluate_inputs(space, inputs, ids)

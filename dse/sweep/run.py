@@ -13,7 +13,8 @@ import numpy as np
 from dse import store
 from dse.errors import DseError
 from dse.space import MAX_GRID_POINTS, STRATEGIES, Space, load_space
-from dse.sweep.evaluate import Chunk, chunks, evaluate_chunk
+from dse.sweep import robust
+from dse.sweep.evaluate import Chunk, chunk_inputs, chunks, evaluate_chunk
 
 
 @dataclass
@@ -25,12 +26,16 @@ class SweepOptions:
     storage: str | None = None
     out: Path | None = None
     resume: bool = False
+    #: Add workers to an Optuna study another process runs (no folder lock, no results).
+    join: bool = False
     seed: int | None = None
     sampler: str | None = None
     batch: int | None = None
     workers: int | None = None
     progress: bool = True
     chunk_points: int | None = None
+    #: Draws of the uncertain parameter defaults per design point (robust fronts).
+    uncertainty: int | None = None
 
 
 @dataclass
@@ -45,11 +50,69 @@ def default_out(space: Space) -> Path:
     return project_root() / "results" / space.name
 
 
+#: Largest sweep accepted (grid points, samples or trials): about three hours of the
+#: fastest models on one core at ~1e6 points/s, and far beyond what a results folder
+#: should hold; a bigger request is a typo (``--trials 1000000000000``), refused before
+#: anything is allocated.
+MAX_POINTS = 10_000_000_000
+#: scipy's scrambled Sobol sequence holds 2**30 points at its default 30 bits.
+MAX_SOBOL_POINTS = 2**30
+#: An Optuna study keeps every trial in its storage and re-evaluates them at the end.
+MAX_OPTUNA_TRIALS = 1_000_000
+MAX_SEED = 2**32 - 1
+MAX_BATCH = 1_000_000
+MAX_WORKERS = 4096
+
+
 def run_sweep(space_path: str | Path, opts: SweepOptions) -> SweepResult:
     """Validate everything, then sweep.  Bad input raises DseError before anything is
-    written; a failure after the folder was created removes it unless work was saved."""
+    written; the results folder is locked for the whole run; a failure after the folder
+    was created removes it unless work was saved."""
     t0 = time.perf_counter()
     space = load_space(space_path)
+    plan = _plan(space, opts)
+    storage = _check_backends(plan, opts)
+    out = Path(opts.out) if opts.out else default_out(space)
+    if opts.join:
+        return _join(space, plan, opts, storage, out)
+    results = store.ResultsDir(out)
+    existed_before = results.has_content() if out.is_dir() else out.exists()
+    created_here = not out.exists()
+    with results.lock(), interrupt_guard() as interrupted:
+        resumed = results.prepare(resume=opts.resume, fingerprint=plan.fingerprint)
+        if resumed and results.complete and plan.strategy != "optuna":
+            return SweepResult(out, results.manifest())
+        results.mark_incomplete(plan.fingerprint)
+        try:
+            summary, timings, extra = _execute(space, plan, opts, results, storage, resumed, interrupted)
+        except BaseException:
+            if not existed_before and not results.done_parts() and not (results.path / "study.journal").exists():
+                if created_here:
+                    results.abandon()
+                else:
+                    results.clear_own_files()
+            raise
+        timings["total_s"] = time.perf_counter() - t0
+        manifest = build_manifest(
+            space, plan.strategy, plan.seed, plan.trials, plan.sampler, opts, summary, timings, extra, plan.fingerprint
+        )
+        store.write_json(results.path / store.MANIFEST, manifest)
+        results.finish()
+    return SweepResult(out, manifest)
+
+
+@dataclass
+class _Plan:
+    strategy: str
+    seed: int
+    trials: int
+    sampler: str
+    total: int
+    fingerprint: dict[str, Any]
+
+
+def _plan(space: Space, opts: SweepOptions) -> _Plan:
+    """Check the options against the space and the stated limits; nothing allocated."""
     strategy = opts.strategy or space.defaults.strategy
     if strategy not in STRATEGIES:
         raise DseError(f"--strategy {strategy!r} is not known; allowed: {', '.join(STRATEGIES)}")
@@ -59,37 +122,49 @@ def run_sweep(space_path: str | Path, opts: SweepOptions) -> SweepResult:
         raise DseError("--address needs --backend ray")
     if opts.storage and strategy != "optuna":
         raise DseError("--storage is only used by --strategy optuna")
+    if opts.join and strategy != "optuna":
+        raise DseError("--join adds workers to an Optuna study; it needs --strategy optuna")
+    if opts.join and opts.resume:
+        raise DseError(
+            "--join and --resume exclude each other: --join adds workers to a running study, "
+            "--resume continues one whose process died"
+        )
+    _check_int("--seed", opts.seed, 0, MAX_SEED)
+    _check_int("--trials", opts.trials, 1, MAX_POINTS, "the limit of any sweep: hours of evaluation at 1e6 points/s")
+    _check_int("--batch", opts.batch, 1, MAX_BATCH)
+    _check_int("--workers", opts.workers, 1, MAX_WORKERS)
+    _check_int("--chunk-points", opts.chunk_points, 1, MAX_BATCH)
+    if opts.batch is not None and strategy != "optuna":
+        raise DseError("--batch is only used by --strategy optuna (trials asked together)")
+    if opts.uncertainty is None and space.defaults.uncertainty is not None and strategy != "optuna":
+        opts.uncertainty = space.defaults.uncertainty  # the space's [sweep] asks for a robust front
+    if opts.uncertainty is not None:
+        from dse.sweep import robust
+
+        _check_int("--uncertainty", opts.uncertainty, robust.MIN_DRAWS, robust.MAX_DRAWS)
+        if strategy == "optuna" or opts.backend != "local":
+            raise DseError("--uncertainty runs with --strategy grid/sobol/random on --backend local")
+    if opts.workers is not None and opts.backend != "ray":
+        raise DseError("--workers is only used by --backend ray")
     seed = space.defaults.seed if opts.seed is None else opts.seed
-    trials = opts.trials or space.defaults.trials
-    if trials < 1:
-        raise DseError("--trials must be at least 1")
+    trials = space.defaults.trials if opts.trials is None else opts.trials
     sampler = opts.sampler or space.defaults.sampler
     if strategy == "grid":
         total = space.grid_size
-        if total > MAX_GRID_POINTS:
+        if total > min(MAX_GRID_POINTS, MAX_POINTS):
             raise DseError(
-                f"{space.path}: the grid has {total:.3g} points, above the {MAX_GRID_POINTS:.0e} limit; "
+                f"{space.path}: the grid has {total:.3g} points, above the {min(MAX_GRID_POINTS, MAX_POINTS):.0e} limit; "
                 "use fewer steps or --strategy sobol/optuna"
             )
     else:
         total = trials
-
-    # Check the backend and the storage before anything is written.
-    ray_ctx = None
-    if opts.backend == "ray":
-        from dse.sweep import ray_backend
-
-        ray_backend.check_address(opts.address)
-    storage = None
-    if strategy == "optuna":
-        from dse.sweep import optuna_study
-
-        optuna_study.check_sampler(sampler)
-        if opts.storage:
-            storage = optuna_study.open_storage(opts.storage)
-
-    out = Path(opts.out) if opts.out else default_out(space)
-    results = store.ResultsDir(out)
+        limit = {"sobol": MAX_SOBOL_POINTS, "optuna": MAX_OPTUNA_TRIALS}.get(strategy, MAX_POINTS)
+        if total > limit:
+            why = {
+                "sobol": "scipy's Sobol sequence holds 2**30 points; use --strategy random for more",
+                "optuna": "an Optuna study keeps every trial in its storage; use sobol or random for more",
+            }.get(strategy, "about three hours at 1e6 points/s")
+            raise DseError(f"--trials {total:,} is above the {limit:,} limit for {strategy} ({why})")
     fingerprint = {
         "space_sha256": space.sha256,
         "model": space.model.name,
@@ -97,33 +172,102 @@ def run_sweep(space_path: str | Path, opts: SweepOptions) -> SweepResult:
         "strategy": strategy,
         "seed": seed,
         "calibration": os.environ.get("DSE_CALIBRATION", "shipped"),
+        "calibration_files": calibration_info()["files"],
+        "model_code": _code_hash(space),
     }
     if strategy in ("sobol", "random"):
         fingerprint["trials"] = trials
     if strategy == "optuna":
         fingerprint["sampler"] = sampler
-    existed_before = results.exists and any(results.path.iterdir()) if results.exists else False
-    resumed = results.prepare(resume=opts.resume, fingerprint=fingerprint)
-    if resumed and results.complete and strategy != "optuna":
-        return SweepResult(out, results.manifest())
-    results.mark_incomplete(fingerprint)
+    if opts.uncertainty:
+        fingerprint["uncertainty_draws"] = opts.uncertainty
+    return _Plan(strategy, seed, trials, sampler, total, fingerprint)
 
+
+def _code_hash(space: Space) -> dict[str, Any]:
+    from dse import registry
+
+    return registry.code_fingerprint(space.model.name)
+
+
+def _check_int(option: str, value: int | None, lo: int, hi: int, why: str = "") -> None:
+    if value is not None and not lo <= value <= hi:
+        raise DseError(f"{option} {value} is out of range; allowed: {lo:,} to {hi:,}" + (f" ({why})" if why else ""))
+
+
+def _check_backends(plan: _Plan, opts: SweepOptions) -> Any:
+    """Check the Ray address and the Optuna sampler/storage before anything is written;
+    returns the opened RDB storage (or None)."""
+    if opts.backend == "ray":
+        from dse.sweep import ray_backend
+
+        ray_backend.check_address(opts.address)
+    storage = None
+    if plan.strategy == "optuna":
+        from dse.sweep import optuna_study
+
+        optuna_study.check_sampler(plan.sampler)
+        if opts.storage:
+            storage = optuna_study.open_storage(opts.storage)
+    return storage
+
+
+def _join(space: Space, plan: "_Plan", opts: SweepOptions, storage: Any, out: Path) -> SweepResult:
+    """``--join``: workers for the study in ``--storage`` (or the journal in ``out``);
+    writes nothing but trials into the study: its owner finalizes."""
+    from dse.sweep import optuna_study
+
+    ray_ctx = None
+    try:
+        if opts.backend == "ray":
+            from dse.sweep import ray_backend
+
+            ray_ctx = ray_backend.connect(opts.address, opts.workers)
+        info = optuna_study.join(
+            space,
+            folder=out,
+            storage=storage,
+            storage_url=opts.storage,
+            fingerprint=plan.fingerprint,
+            trials=opts.trials,
+            batch=opts.batch or space.defaults.batch,
+            ray_ctx=ray_ctx,
+            workers=opts.workers,
+            progress=opts.progress,
+        )
+    finally:
+        if ray_ctx is not None:
+            ray_ctx.close()
+    return SweepResult(out, {"join": info})
+
+
+def _execute(
+    space: Space,
+    plan: _Plan,
+    opts: SweepOptions,
+    results: store.ResultsDir,
+    storage: Any,
+    resumed: bool,
+    interrupted: Any,
+) -> tuple[dict[str, Any], dict[str, float], dict[str, Any]]:
+    """Evaluate (chunks or an Optuna study, locally or on Ray) and merge the results."""
     timings: dict[str, float] = {}
+    ray_ctx = None
     try:
         if opts.backend == "ray":
             from dse.sweep import ray_backend
 
             ray_ctx = ray_backend.connect(opts.address, opts.workers)
         t_eval = time.perf_counter()
-        if strategy == "optuna":
+        if plan.strategy == "optuna":
             from dse.sweep import optuna_study
 
             extra = optuna_study.run(
                 space,
                 results,
-                trials=trials,
-                seed=seed,
-                sampler=sampler,
+                trials=plan.trials,
+                seed=plan.seed,
+                sampler=plan.sampler,
                 batch=opts.batch or space.defaults.batch,
                 storage=storage,
                 storage_url=opts.storage,
@@ -131,46 +275,99 @@ def run_sweep(space_path: str | Path, opts: SweepOptions) -> SweepResult:
                 ray_ctx=ray_ctx,
                 workers=opts.workers,
                 progress=opts.progress,
+                fingerprint=plan.fingerprint,
             )
         else:
-            extra = _run_chunks(space, results, strategy, seed, total, opts, ray_ctx)
+            extra = _run_chunks(space, results, plan.strategy, plan.seed, plan.total, opts, ray_ctx, interrupted)
         timings["evaluate_s"] = time.perf_counter() - t_eval
+        interrupted.check()
         t_fin = time.perf_counter()
-        summary = finalize(space, results)
+        summary = finalize(space, results, draws=opts.uncertainty or 0)
         timings["write_and_pareto_s"] = time.perf_counter() - t_fin
-    except BaseException:
-        if not existed_before and not results.done_parts() and not (results.path / "study.journal").exists():
-            results.abandon()
-        raise
+        interrupted.check()
     finally:
         if ray_ctx is not None:
             ray_ctx.close()
+    return summary, timings, extra
 
-    timings["total_s"] = time.perf_counter() - t0
-    manifest = build_manifest(space, strategy, seed, trials, sampler, opts, summary, timings, extra, fingerprint)
-    store.write_json(results.path / store.MANIFEST, manifest)
-    results.finish()
-    return SweepResult(out, manifest)
+
+class _Interrupted:
+    """Set by SIGINT during a run.  A library may swallow the KeyboardInterrupt the
+    signal raises (scipy did while loading Sobol direction numbers, and the sweep then
+    wrote 100,000 identical points); :meth:`check` raises it again where results would
+    be saved, so an interrupted run never writes a result."""
+
+    def __init__(self) -> None:
+        self.flag = False
+
+    def check(self) -> None:
+        if self.flag:
+            raise KeyboardInterrupt
+
+
+class interrupt_guard:
+    """Context manager: SIGINT sets the flag and raises KeyboardInterrupt as usual."""
+
+    def __enter__(self) -> _Interrupted:
+        import signal
+        import threading
+
+        self.state = _Interrupted()
+        self.previous = None
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.getsignal(signal.SIGINT)
+
+            def handler(signum: int, frame: Any) -> None:
+                self.state.flag = True
+                raise KeyboardInterrupt
+
+            signal.signal(signal.SIGINT, handler)
+        return self.state
+
+    def __exit__(self, *exc: Any) -> None:
+        import signal
+
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
 
 
 def _run_chunks(
-    space: Space, results: store.ResultsDir, strategy: str, seed: int, total: int, opts: SweepOptions, ray_ctx: Any
+    space: Space,
+    results: store.ResultsDir,
+    strategy: str,
+    seed: int,
+    total: int,
+    opts: SweepOptions,
+    ray_ctx: Any,
+    interrupted: _Interrupted,
 ) -> dict[str, Any]:
-    all_chunks = chunks(total, opts.chunk_points or _chunk_size(space))
+    draws = opts.uncertainty or 0
+    size = opts.chunk_points or (_chunk_size(space) if not draws else robust.chunk_points(draws, _chunk_size(space)))
+    all_chunks = chunks(total, size)
     done = results.done_parts()
     todo = [c for c in all_chunks if c.index not in done]
     results.parts_dir.mkdir(parents=True, exist_ok=True)
 
     def save(chunk: Chunk, table: Any) -> None:
+        interrupted.check()  # a chunk evaluated while the interrupt was swallowed is not saved
+        if draws:  # the chunk's per-draw fronts first: the part file marks the chunk done
+            table, fronts = table
+            store.write_parquet(robust.front_path(results.parts_dir, chunk.index), fronts)
         store.write_parquet(results.part_path(chunk.index), table)
 
-    with _progress(opts.progress, total, f"{space.name} ({strategy})") as bar:
+    def evaluate(c: Chunk) -> Any:
+        if not draws:
+            return evaluate_chunk(space, strategy, seed, c)
+        inputs, ids = chunk_inputs(space, strategy, seed, c)
+        return robust.evaluate_robust(space, inputs, ids, draws, seed)
+
+    with progress_bar(opts.progress, total, f"{space.name} ({strategy})") as bar:
         bar.advance(sum(c.size for c in all_chunks if c.index in done))
         if ray_ctx is not None:
             stats = ray_ctx.run_chunks(space, strategy, seed, todo, save, bar.advance)
         else:
             for c in todo:
-                save(c, evaluate_chunk(space, strategy, seed, c))
+                save(c, evaluate(c))
                 bar.advance(c.size)
             stats = {}
     return {"chunks": len(all_chunks), "chunks_resumed": len(done), **stats}
@@ -182,9 +379,10 @@ def _chunk_size(space: Space) -> int:
     return CHUNK_POINTS
 
 
-def finalize(space: Space, results: store.ResultsDir) -> dict[str, Any]:
+def finalize(space: Space, results: store.ResultsDir, draws: int = 0) -> dict[str, Any]:
     """Merge the parts (or the optuna table) into points.parquet and compute the front,
-    streaming so memory stays bounded by one part plus the running front."""
+    streaming so memory stays bounded by one part plus the running front.  With
+    ``draws`` (a robust sweep) every point also gets ``p_pareto``."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -199,10 +397,14 @@ def finalize(space: Space, results: store.ResultsDir) -> dict[str, Any]:
     n_feasible = 0
     lo = hi = None
     writer: pq.ParquetWriter | None = None
-    tmp = results.path / f".{store.POINTS}.tmp"
+    tmp = store.temp_path(results.points_path())  # unique: never another run's temp file
     try:
+        robust_ids, robust_share = robust.p_pareto_counts(results.parts_dir, space, draws) if draws else (None, None)
         for part in parts:
             table = pq.read_table(part)
+            if draws:
+                ids = table.column("point_id").to_numpy()
+                table = table.append_column("p_pareto", pa.array(robust.p_pareto_column(ids, robust_ids, robust_share)))
             if writer is None:
                 writer = pq.ParquetWriter(tmp, table.schema, compression="zstd")
             writer.write_table(table)
@@ -225,6 +427,7 @@ def finalize(space: Space, results: store.ResultsDir) -> dict[str, Any]:
         assert writer is not None
         writer.close()
         writer = None
+        store.verify_parquet(tmp, n_points)
         os.replace(tmp, results.points_path())
     finally:
         if writer is not None:
@@ -236,6 +439,8 @@ def finalize(space: Space, results: store.ResultsDir) -> dict[str, Any]:
         front = empty
     front = front.sort_by([(next(iter(objectives)), "ascending" if next(iter(objectives.values())) == "min" else "descending")])
     store.write_parquet(results.pareto_path(), front)
+    store.verify_parquet(results.points_path(), n_points)
+    store.verify_parquet(results.pareto_path(), front.num_rows)
     hv = 0.0
     if front.num_rows and lo is not None:
         mat = pareto.objective_matrix({k: front.column(k).to_numpy() for k in objectives}, objectives)
@@ -278,7 +483,7 @@ def build_manifest(
             "description": space.description,
             "definition": space.raw,
         },
-        "model": {"name": space.model.name, "version": space.model.version},
+        "model": {"name": space.model.name, "version": space.model.version, "code": fingerprint["model_code"]},
         "calibration": calibration_info(),
         "git": store.git_revision(project_root()),
         "strategy": strategy,
@@ -370,5 +575,5 @@ class _RichBar:
         self.progress.advance(self.task, n)
 
 
-def _progress(enabled: bool, total: int, label: str) -> Any:
+def progress_bar(enabled: bool, total: int, label: str) -> Any:
     return _RichBar(total, label) if enabled else _NullBar()

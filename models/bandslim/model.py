@@ -31,6 +31,7 @@ from dse.model import Batch, Metric, Model, Param
 from dse.units import B_PER_S_PER_GBPS, BITS_PER_BYTE, J_PER_NJ, J_PER_PJ, NS_PER_S, NS_PER_US
 from models.blocks import dram, energy, link
 from models.blocks.cost import component_price
+from models.blocks.calibration import per_calibration
 from models.bandslim import transfer, workloads
 from models.bandslim.transfer import B
 
@@ -46,6 +47,8 @@ PCIE_GENS = (2, 3, 4, 5, 6)
 #: 32 GT/s (CXL 3.0 §6.2.3).
 CXL_MIN_GEN = 5
 CXL_FLITS = ("68B", "256B")
+#: Infeasible points (``run_full``'s reasons).
+CXL_NEEDS_GEN5 = "CXL.mem needs the PCIe 5.0 PHY or later (pcie_gen < 5)"
 
 # ----------------------------------------------------------------------------- constants
 #: NVMe doorbell register write, bytes (32-bit registers; NVMe Base Spec 2.0 §3.1.2).
@@ -159,7 +162,7 @@ class BandSlim(Model):
         cxl_ok = cxl_ok & (flit256 | (gen <= CXL_MIN_GEN))
         cxl_gen = np.where(cxl_ok, gen_i, CXL_MIN_GEN)
         flit_code = np.where(flit256 | (cxl_gen > CXL_MIN_GEN), 1, 0)
-        cxl_rt_ns = link.cxl_round_trip_ns(cxl_gen, p.lanes, flit_code, media_ns=_DRAM_IDLE_NS)
+        cxl_rt_ns = link.cxl_round_trip_ns(cxl_gen, p.lanes, flit_code, media_ns=_dram_idle_ns())
         line_ns = p.pick("cxl_store", CXL_TRIPS_PER_LINE) * (CXL_HOST_PATH_NS + cxl_rt_ns + p.cxl_ctrl_ns)
 
         # --- which values go fine-grained: the expected bases below / at-or-above tau
@@ -242,6 +245,7 @@ class BandSlim(Model):
         kops = puts_per_s / OPS_PER_KIOPS
         traffic = traffic_b * ok
         return {
+            "infeasible": {CXL_NEEDS_GEN5: fine_cxl & (gen < CXL_MIN_GEN), link.NO_68B_FLIT_REASON: fine_cxl & ~cxl_ok},
             "put_latency_us": latency_us,
             "put_rate_kiops": kops,
             "traffic_per_put_b": traffic,
@@ -266,5 +270,9 @@ _CTRL_USD = component_price("ssd_controller_enterprise").value
 _OTHER_USD = component_price("ssd_other").value
 _DRAM_USD_PER_GIB = component_price("dram_ddr4").value
 _CXL_PREMIUM = component_price("cxl_premium_frac").value
-#: Idle latency of the CXL device's DRAM (dram block, DRAMsim3-calibrated).
-_DRAM_IDLE_NS = float(dram.idle_latency_ns(CXL_DEVICE_DRAM, "random"))
+
+
+@per_calibration
+def _dram_idle_ns() -> float:
+    """Idle latency of the CXL device's DRAM (dram block, DRAMsim3-calibrated)."""
+    return float(dram.idle_latency_ns(CXL_DEVICE_DRAM, "random"))

@@ -18,16 +18,22 @@ is in force or the file is missing), :func:`save(block, doc, out_dir=None)` (pat
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import tempfile
 import tomllib
 from pathlib import Path
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 from dse.errors import DseError
 
 ENV = "DSE_CALIBRATION"
+#: The blocks that read a calibration file (``<block>.toml``).
+CALIBRATED_BLOCKS = ("dram", "flash")
 _CACHE: dict[tuple[str, str], dict[str, Any]] = {}
 
 
@@ -49,9 +55,18 @@ def folder() -> Path | None:
     if m.lower() == "shipped":
         return shipped_folder()
     p = Path(m)
-    if not p.is_dir():
-        raise DseError(f"{ENV}={m!r}: not 'shipped', 'none' or an existing folder")
+    check_folder(p)
     return p
+
+
+def check_folder(p: Path) -> None:
+    """A user's calibration folder must hold at least one block's fit: a folder without
+    one would silently run every block uncalibrated."""
+    if not p.is_dir():
+        raise DseError(f"--calibration {str(p)!r}: not 'shipped', 'none' or an existing folder")
+    if not any((p / f"{b}.toml").is_file() for b in CALIBRATED_BLOCKS):
+        names = ", ".join(f"{b}.toml" for b in CALIBRATED_BLOCKS)
+        raise DseError(f"--calibration {p}: holds no fit file ({names}); write one with `dse calibrate --out {p}`")
 
 
 def load(block: str) -> dict[str, Any]:
@@ -73,7 +88,35 @@ def load(block: str) -> dict[str, Any]:
 
 
 def clear_cache() -> None:
+    global _GENERATION
     _CACHE.clear()
+    _GENERATION += 1
+
+
+#: Bumped by :func:`clear_cache`: tables derived from a calibration are rebuilt after it.
+_GENERATION = 0
+
+
+def state() -> tuple[str, int]:
+    """Identifies the calibration in force (mode, cache generation): a key for tables
+    computed from calibrated blocks."""
+    return mode(), _GENERATION
+
+
+def per_calibration(fn: Callable[[], T]) -> Callable[[], T]:
+    """Memoize a zero-argument table builder per calibration in force, so a model never
+    freezes a calibrated block's results at import: switching ``--calibration`` (or
+    refitting) in one process gives every table the new calibration."""
+    tables: dict[tuple[str, int], T] = {}
+
+    @functools.wraps(fn)
+    def table() -> T:
+        key = state()
+        if key not in tables:
+            tables[key] = fn()
+        return tables[key]
+
+    return table
 
 
 # ----------------------------------------------------------------------------- TOML out

@@ -312,7 +312,7 @@ def _service(t: dict[str, Any], stream, rf, k: dict[str, float]) -> dict[str, np
             "t_over": t_over, "phased": (mode == 0) & (slot_l > slot_s) & stream}
 
 
-def _core(t: dict[str, Any], stream, rf, offered_gbps, k: dict[str, float], rho_cap: float | None = None,
+def evaluate_core(t: dict[str, Any], stream, rf, offered_gbps, k: dict[str, float], rho_cap: float | None = None,
           want_idle: bool = True, util=None):
     """Vectorized model: returns (latency_ns, saturation_gbps, rho, idle_ns or None).
     With ``util`` given, the offered load is ``util`` x the saturation bandwidth.  Scalar
@@ -326,7 +326,7 @@ def _core(t: dict[str, Any], stream, rf, offered_gbps, k: dict[str, float], rho_
 
 def _core_general(t: dict[str, Any], stream, rf, offered_gbps, k: dict[str, float], rho_cap: float | None = None,
                   want_idle: bool = True, util=None):
-    """:func:`_core` for timings that may be arrays (one formula for every point)."""
+    """:func:`evaluate_core` for timings that may be arrays (one formula for every point)."""
     from models.blocks import queueing
 
     f = np.float64
@@ -623,7 +623,7 @@ def _flat(x, shape):
 
 
 def _core_fixed(fx: dict[str, float], stream, rf, offered_gbps, rho_cap, want_idle, util):
-    """:func:`_core` for scalar timings (``fx`` from :func:`_fixed`)."""
+    """:func:`evaluate_core` for scalar timings (``fx`` from :func:`_fixed`)."""
     stream = _stream_mask(stream)
     rf = np.asarray(rf, np.float64)
     shape0 = np.broadcast_shapes(stream.shape, rf.shape)
@@ -702,7 +702,7 @@ def idle_latency_ns(t: DramTiming | str, pattern="random", *, cal=None) -> np.nd
     """Mean read latency (ns) at vanishing load: row hit for streams, row conflict for
     random traffic, plus the mean refresh wait."""
     k = constants(cal)
-    _, _, _, idle = _core(_t(t), _stream_mask(pattern), 1.0, 0.0, k)
+    _, _, _, idle = evaluate_core(_t(t), _stream_mask(pattern), 1.0, 0.0, k)
     return idle
 
 
@@ -710,7 +710,7 @@ def loaded_latency_ns(t: DramTiming | str, offered_gbps, pattern="random", read_
     """Mean read latency (ns, from arrival) at an offered load in GB/s; inf at or above
     saturation."""
     k = constants(cal)
-    lat, _, _, _ = _core(_t(t), _stream_mask(pattern), read_frac, offered_gbps, k)
+    lat, _, _, _ = evaluate_core(_t(t), _stream_mask(pattern), read_frac, offered_gbps, k)
     return lat
 
 
@@ -727,7 +727,7 @@ def evaluate(t: DramTiming | str | dict, offered_gbps=None, pattern="random", re
     ``offered_gbps`` (GB/s per channel set), or a function of the saturation bandwidth
     returning it (for callers whose load depends on it), or ``util`` x saturation."""
     k = constants(cal)
-    lat, sat, rho, idle = _core(_t(t), _stream_mask(pattern), read_frac, 0.0 if offered_gbps is None else offered_gbps, k,
+    lat, sat, rho, idle = evaluate_core(_t(t), _stream_mask(pattern), read_frac, 0.0 if offered_gbps is None else offered_gbps, k,
                                 util=util)
     return {"latency_ns": lat, "saturation_gbps": sat, "idle_ns": idle, "util": rho}
 

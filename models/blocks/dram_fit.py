@@ -151,7 +151,7 @@ def predict(df, consts: dict[str, float] | None = None, rho_cap: float | None = 
     stream = (df["pattern"] == "stream").to_numpy()
     rf = df["read_fraction"].cast(float).to_numpy()
     offered = df["offered_GBps"].cast(float).to_numpy()
-    lat, sat, rho, idle = dram._core(t, stream, rf, offered, k, rho_cap=rho_cap)
+    lat, sat, rho, idle = dram.evaluate_core(t, stream, rf, offered, k, rho_cap=rho_cap)
     return {"latency_ns": lat, "sat_GBps": sat, "rho": rho, "idle_ns": idle}
 
 
@@ -356,9 +356,9 @@ def curves(path=None, consts=None, points: int = 40):
         t = {f: np.full(points, row[f"t_{f}"][0]) for f in TIMING_FIELDS}
         stream = np.full(points, row["pattern"][0] == "stream")
         rf = np.full(points, float(row["read_fraction"][0]))
-        _, sat, _, _ = dram._core(t, stream, rf, np.zeros(points), k)
+        _, sat, _, _ = dram.evaluate_core(t, stream, rf, np.zeros(points), k)
         bw = np.linspace(0.01, 0.97, points) * sat
-        lat, _, _, _ = dram._core(t, stream, rf, bw, k)
+        lat, _, _, _ = dram.evaluate_core(t, stream, rf, bw, k)
         parts.append(pl.DataFrame({
             "standard": [key[0]] * points, "pattern": [key[1]] * points, "read_fraction": rf,
             "source": ["model"] * points, "bandwidth_gbps": bw, "latency_ns": lat, "counted": [False] * points,

@@ -68,7 +68,7 @@ Public functions (times in us, rates in IOPS = requests/s, sizes in bytes)
 * :func:`pcie_message_us(payload_b, lanes, lane_gbps)`.
 
 ``cfg`` is a :class:`FlashConfig`, a config name, or the dict of arrays returned by
-``_cfg_arrays`` (any entry may be an array; the fit and sweeps pass that form).
+``config_arrays`` (any entry may be an array; the fit and sweeps pass that form).
 """
 
 from __future__ import annotations
@@ -281,7 +281,7 @@ def _cmt_miss(c: FlashConfig) -> float:
     return float(max(0.0, 1.0 - covered / max(logical, 1.0)))
 
 
-def _cfg_arrays(cfg) -> dict[str, Any]:
+def config_arrays(cfg) -> dict[str, Any]:
     """FlashConfig (or a name) -> the dict of arrays the model works on; a dict is
     returned as is.  Keys: units (chips working in parallel), channels, dies, planes,
     page_bytes, pages_per_block, tr_mean / tprog_mean / tr2_mean / tprog2_mean (us, us^2,
@@ -1420,7 +1420,7 @@ def _closed(a, r, qd, k):
 # ----------------------------------------------------------------------------- public API
 def unloaded_latency_us(cfg, size_b=4096, read_frac=1.0, pattern="random", *, wa=1.0, cal=None) -> np.ndarray:
     """Mean latency (us) of an isolated request (QD1, no queueing)."""
-    a = _cfg_arrays(cfg)
+    a = config_arrays(cfg)
     return _unloaded(a, _request(a, size_b, read_frac, _seq(pattern), wa))
 
 
@@ -1434,7 +1434,7 @@ def saturation_iops(cfg, size_b=4096, read_frac=1.0, pattern="random", *, wa=1.0
     one evaluation of the solver's map -- for a model that needs the SSD's throughput
     only where it is below another bound (a link, a processor)."""
     k = constants(cal)
-    a = _cfg_arrays(cfg)
+    a = config_arrays(cfg)
     r = _request(a, size_b, read_frac, _seq(pattern), wa)
     qd = np.asarray(a.get("fetch", QUEUE_FETCH_SIZE), np.float64)
     if above_iops is None:
@@ -1453,7 +1453,7 @@ def saturation_bw_gbps(cfg, size_b=4096, read_frac=1.0, pattern="random", *, wa=
 def closed_loop(cfg, qd, size_b=4096, read_frac=1.0, pattern="random", *, wa=1.0, cal=None):
     """Closed loop at queue depth ``qd``: (IOPS, mean latency us)."""
     k = constants(cal)
-    a = _cfg_arrays(cfg)
+    a = config_arrays(cfg)
     r = _request(a, size_b, read_frac, _seq(pattern), wa)
     x, lat = _closed(a, r, qd, k)
     return x * US_PER_S, lat
@@ -1463,7 +1463,7 @@ def open_loop_latency_us(cfg, iops, size_b=4096, read_frac=1.0, pattern="random"
     """Mean latency (us) at an offered Poisson load of ``iops``; inf where a chip, a
     channel or a PCIe direction is at or above saturation."""
     k = constants(cal)
-    a = _cfg_arrays(cfg)
+    a = config_arrays(cfg)
     r = _request(a, size_b, read_frac, _seq(pattern), wa)
     lam = np.asarray(iops, np.float64) / US_PER_S
     lat, over = _open_fast(a, r, lam, k, _shape(a, r, lam))

@@ -109,7 +109,7 @@ def predict(df, consts=None) -> dict[str, np.ndarray]:
     cfgp = df["cfg_path"].to_numpy()
     for path in np.unique(cfgp):
         idx = np.nonzero(cfgp == path)[0]
-        a = flash._cfg_arrays(io.read_ssd_config(path))
+        a = flash.config_arrays(io.read_ssd_config(path))
         sub = df[idx]
         size = sub["request_size_B"].cast(float).to_numpy()
         rf = sub["read_fraction"].cast(float).to_numpy()

@@ -88,6 +88,9 @@ GEN_RAW_GBPS_PER_LANE = GEN_TRANSFER_GTS * GEN_ENCODING / 8.0
 
 #: Whether the generation runs in flit mode with FEC (PAM4): PCIe 6.0 and later.
 GEN_FLIT_MODE = np.array([False, False, False, False, False, True, True])
+#: Why a model marks the 68 B flit at such a generation infeasible (``Model.run_full`` reason):
+#: PCIe 6.0's PAM4 + FEC flit mode carries only 256 B flits (CXL 3.0 keeps 68 B to 32 GT/s).
+NO_68B_FLIT_REASON = "the 68 B flit does not exist at PCIe 6 (64 GT/s carries only 256 B flits)"
 
 #: CXL specification versions and the PCIe PHY they run on at full speed.
 #: Source: CXL 1.1 / 2.0 (PCIe 5.0 PHY, 32 GT/s), CXL 3.0/3.1/3.2 (PCIe 6.0, 64 GT/s),

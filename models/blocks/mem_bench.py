@@ -25,7 +25,7 @@ def bench_cases() -> list[tuple[str, Callable[[], int]]]:
     rf = rng.choice([0.5, 0.7, 1.0], N)
     stream = rng.random(N) < 0.5
     k_flash = flash.constants()
-    esp = flash._cfg_arrays("espresso_tlc")
+    esp = flash.config_arrays("espresso_tlc")
     iops = rng.uniform(1e4, 1e6, N)
     sizes = rng.choice([4096.0, 16384.0, 65536.0], N)
 
@@ -43,7 +43,7 @@ def bench_cases() -> list[tuple[str, Callable[[], int]]]:
 
     def dram_loaded() -> int:
         # one standard and pattern, utilization and read fraction vary (a typical sweep)
-        dram._core(t, False, rf, util * 20.0, k_dram, want_idle=False)
+        dram.evaluate_core(t, False, rf, util * 20.0, k_dram, want_idle=False)
         return N
 
     def flash_open() -> int:

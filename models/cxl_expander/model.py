@@ -31,6 +31,7 @@ from dse.model import Batch, Metric, Model, Param
 from dse.units import B_PER_S_PER_GBPS, BITS_PER_BYTE, J_PER_PJ
 from models.blocks import dram, energy, link
 from models.blocks.cost import component_price
+from models.blocks.calibration import per_calibration
 
 # ----------------------------------------------------------------------------- media
 MEDIA = ("ddr4_3200", "ddr5_4800", "ddr5_5600", "lpddr5x_8533", "hbm2e")
@@ -98,8 +99,12 @@ def _media_tables() -> dict[str, dict[str, float]]:
 
 
 _TABLES = _media_tables()
-#: Idle latency of the host's local channel by pattern (dram block, calibrated).
-_LOCAL_IDLE_NS = {pat: float(dram.idle_latency_ns(LOCAL_STANDARD, pat)) for pat in PATTERNS}
+
+
+@per_calibration
+def _local_idle_ns() -> dict[str, float]:
+    """Idle latency of the host's local channel by pattern (dram block, calibrated)."""
+    return {pat: float(dram.idle_latency_ns(LOCAL_STANDARD, pat)) for pat in PATTERNS}
 
 
 class CxlExpander(Model):
@@ -200,7 +205,8 @@ class CxlExpander(Model):
         link_util = offered_gbps / link_bw_gbps
         link_wait_ns = link_util / (2.0 * (1.0 - link_util)) * flit_ns
 
-        local_ns = p.host_path_ns + np.where(stream, _LOCAL_IDLE_NS["stream"], _LOCAL_IDLE_NS["random"])
+        local_idle = _local_idle_ns()
+        local_ns = p.host_path_ns + np.where(stream, local_idle["stream"], local_idle["random"])
         device_rt_ns = link_rt_ns + p.ctrl_latency_ns + media_idle_ns
         idle_ns = p.host_path_ns + device_rt_ns
         loaded_ns = idle_ns + (media_loaded_ns - media_idle_ns) + link_wait_ns
@@ -228,6 +234,7 @@ class CxlExpander(Model):
 
         nan = np.where(valid, 1.0, np.nan)
         return {
+            "infeasible": {link.NO_68B_FLIT_REASON: ~valid},
             "idle_read_latency_ns": idle_ns * nan,
             "loaded_read_latency_ns": loaded_ns * nan,
             "local_dram_latency_ns": local_ns,

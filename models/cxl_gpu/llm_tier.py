@@ -66,7 +66,7 @@ def expander(media: str, link_gen: str, lanes: int, root_ports: int, ep_capacity
 
     link_bw = float(link.cxl_mem_bw_gbps(link_gen, lanes, paths.GEN_FLIT[link_gen], 1.0)) * root_ports
     if media == "dram":
-        media_bw = paths.DRAM_EP_BW_GBPS * root_ports
+        media_bw = paths.calibrated_media()["dram_ep_bw_gbps"] * root_ports
     else:
         cfg = paths.MEDIA_ROWS[media]["flash_config"]
         media_bw = float(flash.saturation_bw_gbps(cfg, paths.FILL_B, 1.0, "sequential")) * root_ports

@@ -61,6 +61,10 @@ DESIGN_POLICY = {"gpu_dram": 0, "uvm": 0, "gds": 0, "cxl": 0, "cxl_naive": 1, "c
 MEDIA_LABELS = paths.MEDIA
 
 KINSTR = 1000.0
+#: Infeasible points (``run_full``'s reasons) and where metrics do not apply.
+GDS_NEEDS_SSD = "GPUDirect Storage needs an SSD medium (media=dram)"
+NO_FIT = "working set larger than GPU memory plus the endpoints' capacity"
+NO_CXL = "designs without CXL (gpu_dram, uvm, gds)"
 #: Passes a kernel makes over its data.  Assumption: with the working set inside GPU memory,
 #: UVM still faults every page once (first touch) per 10 passes of reuse.
 UVM_REUSE_PASSES = 10.0
@@ -185,15 +189,20 @@ class CxlGpu(Model):
         Metric("time_per_instr_ns", "min", "GPU-wide time per warp instruction"),
         Metric("load_latency_ns", "min", "mean latency of an off-chip load (local and expander accesses)"),
         Metric("offchip_per_kinstr", None, "off-chip (LLC-miss) accesses per 1000 instructions"),
-        Metric("cxl_round_trip_ns", "min", "controller + link round trip of a CXL.mem read (NaN without CXL)"),
-        Metric("idram_hit_frac", "max", "SSD endpoint internal-DRAM hit rate (NaN without an SSD endpoint)"),
-        Metric("sr_gran_b", None, "speculative-read size in force (DevLoad average; NaN without SR)"),
-        Metric("gc_stall_frac", "min", "share of the run the GPU stalls on GC pauses of the endpoints (NaN without CXL)"),
-        Metric("backend_util_frac", "min", "utilization of the endpoints' media (NaN without CXL)"),
-        Metric("link_util_frac", "min", "utilization of the CXL links (NaN without CXL)"),
+        Metric("cxl_round_trip_ns", "min", "controller + link round trip of a CXL.mem read (NaN without CXL)",
+               nan_means=NO_CXL),
+        Metric("idram_hit_frac", "max", "SSD endpoint internal-DRAM hit rate (NaN without an SSD endpoint)",
+               nan_means="designs without a CXL SSD endpoint"),
+        Metric("sr_gran_b", None, "speculative-read size in force (DevLoad average; NaN without SR)",
+               nan_means="designs without speculative reads to an SSD endpoint"),
+        Metric("gc_stall_frac", "min", "share of the run the GPU stalls on GC pauses of the endpoints (NaN without CXL)",
+               nan_means=NO_CXL),
+        Metric("backend_util_frac", "min", "utilization of the endpoints' media (NaN without CXL)", nan_means=NO_CXL),
+        Metric("link_util_frac", "min", "utilization of the CXL links (NaN without CXL)", nan_means=NO_CXL),
         Metric("added_capacity_gib", "max", "memory added beyond GPU local memory"),
         Metric("expansion_usd", "min", "price of the added memory: media, controllers, switches"),
-        Metric("usd_per_gb", "min", "expansion price per GB of added capacity"),
+        Metric("usd_per_gb", "min", "expansion price per GB of added capacity (NaN when nothing is added)",
+               nan_means="no memory added (the working set fits GPU memory)"),
         Metric("power_w", "min", "power of the added memory (controllers, media background, per-byte energy)"),
     )
 
@@ -219,8 +228,9 @@ class CxlGpu(Model):
 
         # ---- GPU-DRAM ideal: every access local (M2).  Posted stores drain in parallel
         # with the load/compute stream: the two combine as a smooth roofline.
-        t_loc_w = paths.GPU_PATH_NS + t["seq"] * paths.DRAM_MEDIA_NS[0] + t["around"] * paths.DRAM_MEDIA_NS[1] \
-            + t["rand"] * paths.DRAM_MEDIA_NS[2]
+        media = paths.calibrated_media()
+        dram_ns = media["dram_media_ns"]
+        t_loc_w = paths.GPU_PATH_NS + t["seq"] * dram_ns[0] + t["around"] * dram_ns[1] + t["rand"] * dram_ns[2]
         mlp_loc = min(paths.LOCAL_QUEUE, paths.GPU_MAX_OUTSTANDING)
         t_loc = t_loc_w[w]
         t_store = st * gpu["store_ns"]
@@ -240,9 +250,9 @@ class CxlGpu(Model):
         # ---- endpoint latency: DRAM endpoint, or SSD endpoint hit/miss (M1, M5)
         miss_ns = paths.MEDIA_TABLE["miss_ns"][med]
         t_dram_ep = t_loc + cxl_rt
-        t_hit = paths.GPU_PATH_NS + cxl_rt + paths.IDRAM_NS
-        backend_gbps = np.where(ssd, n_ep * paths.FILL_B / np.maximum(paths.MEDIA_TABLE["fill_ns"][med], 1e-9),
-                                n_ep * paths.DRAM_EP_BW_GBPS)
+        t_hit = paths.GPU_PATH_NS + cxl_rt + media["idram_ns"]
+        backend_gbps = np.where(ssd, n_ep * paths.FILL_B / np.maximum(media["fill_ns"][med], 1e-9),
+                                n_ep * media["dram_ep_bw_gbps"])
 
         def ssd_hits(gran: np.ndarray, rows: np.ndarray | None = None) -> dict[str, np.ndarray]:
             """Hit rates at SR size ``gran`` of the points in ``rows`` (all when None)."""
@@ -327,7 +337,8 @@ class CxlGpu(Model):
         # ---- capacity: the expansion must hold what GPU memory does not
         added_gib = np.where(is_cxl | is_gds, n_ep * p.ep_capacity_gib, np.maximum(p.working_set_gib - p.gpu_local_gib, 0.0))
         fits = np.where(is_cxl | is_gds, added_gib + p.gpu_local_gib - reserved >= p.working_set_gib, True)
-        valid = fits & ~(is_gds & ~ssd)  # GDS needs a storage medium
+        gds_dram = is_gds & ~ssd  # GDS reads pages from an SSD: a DRAM medium is no such design
+        valid = fits & ~gds_dram
         nan = np.where(valid, 1.0, np.nan)
 
         # ---- cost (cost block + media.csv)
@@ -360,6 +371,7 @@ class CxlGpu(Model):
         load_lat = np.where(is_gpu, t_loc, np.where(is_uvm | is_gds, t_loc + fault_lat, f_loc * t_loc + far * ep_lat))
         cxl_nan = np.where(is_cxl, 1.0, np.nan)
         return {
+            "infeasible": {GDS_NEEDS_SSD: gds_dram, NO_FIT: ~fits},
             "slowdown_x": time_ns / t_gpu * nan,
             "time_per_instr_ns": time_ns * nan,
             "load_latency_ns": load_lat * nan,

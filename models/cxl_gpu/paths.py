@@ -1,6 +1,8 @@
 """Request paths of CXL-GPU: what one off-chip 64 B access costs on each memory, from the
-shared blocks.  Everything here is computed once at import into small per-choice tables
-that the model picks from with integer codes (vectorized).
+shared blocks, as small per-choice tables that the model picks from with integer codes
+(vectorized).  Tables from blocks that carry a calibration (the dram block, the flash
+block's loaded figures) are built per calibration in force (:func:`calibrated_media`);
+the rest once at import.
 
 * GPU-local DRAM: LLC miss -> GPU memory controller -> DDR5-5600 (dram block; streams get
   the row-hit latency, Around/Rand the row-conflict one).  Digest section 1: DDR5-5600
@@ -23,11 +25,13 @@ from __future__ import annotations
 import csv
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from dse.units import CACHELINE_B, GB, GIB, KIB, NS_PER_S, NS_PER_US
 from models.blocks import dram, flash, link
+from models.blocks.calibration import per_calibration
 from models.blocks.cost import component_price
 
 HERE = Path(__file__).resolve().parent
@@ -102,25 +106,21 @@ def _gc_pause_us(cfg: flash.FlashConfig, op_ratio: float) -> float:
 
 
 def _media_tables() -> dict[str, np.ndarray]:
-    """Per medium (index = MEDIA code): flash miss latency, backend occupancy of a fill,
-    price per GB and dies per endpoint."""
-    miss_ns, fill_ns, usd, dies = [], [], [], []
+    """Per medium (index = MEDIA code): flash miss latency (the flash block's unloaded
+    path, which no calibration changes), price per GB and dies per endpoint."""
+    miss_ns, usd, dies = [], [], []
     for m in MEDIA:
         row = MEDIA_ROWS[m]
         usd.append(_media_usd_per_gb(row))
         if not row["flash_config"]:
             miss_ns.append(0.0)
-            fill_ns.append(0.0)
             dies.append(0.0)
             continue
         cfg = flash.config(row["flash_config"])
         miss_ns.append(float(flash.unloaded_latency_us(cfg, CACHELINE_B, 1.0, "random")) * NS_PER_US)
-        # backend occupancy of one fill at saturation: 1 / (fills per ns)
-        fill_ns.append(NS_PER_S / float(flash.saturation_iops(cfg, FILL_B, 1.0, "random")))
         dies.append(float(cfg.channels * cfg.chips_per_channel * cfg.dies_per_chip))
     return {
         "miss_ns": np.array(miss_ns),
-        "fill_ns": np.array(fill_ns),
         "usd_per_gb": np.array(usd),
         "dies": np.array(dies),
     }
@@ -147,20 +147,37 @@ def gc_pauses_us() -> tuple[np.ndarray, np.ndarray]:
     return np.array(rand), np.array(seq)
 IS_SSD = np.array([bool(MEDIA_ROWS[m]["flash_config"]) for m in MEDIA])
 
-#: Local DDR5-5600 media latency by pattern (dram block, calibrated on DRAMsim3): streams hit
-#: open rows, Around and Rand pay row conflicts.
-DRAM_MEDIA_NS = np.array([
-    float(dram.idle_latency_ns(GPU_DRAM_STANDARD, "stream")),
-    float(dram.idle_latency_ns(GPU_DRAM_STANDARD, "random")),
-    float(dram.idle_latency_ns(GPU_DRAM_STANDARD, "random")),
-])
-#: Internal DRAM hit latency of the SSD endpoint (random access), ns.
-IDRAM_NS = float(dram.idle_latency_ns(IDRAM_STANDARD, "random"))
-#: Sustainable bandwidth of one DDR5-5600 channel (two subchannels), GB/s, for the DRAM
-#: endpoint's media bound.  Assumption: two channels per DRAM endpoint (CZ120-class, as the
-#: cxl-expander model).
+#: DRAM channels per DRAM endpoint.  Assumption: two (CZ120-class, as the cxl-expander model).
 DRAM_EP_CHANNELS = 2
-DRAM_EP_BW_GBPS = float(dram.saturation_bw_gbps(GPU_DRAM_STANDARD, "random")) * 2 * DRAM_EP_CHANNELS
+
+
+@per_calibration
+def calibrated_media() -> dict[str, Any]:
+    """The figures from calibrated blocks (dram block, flash block saturation):
+
+    * ``fill_ns`` -- per medium (index = MEDIA code), backend occupancy of one fill at the
+      flash saturation throughput (0 for DRAM);
+    * ``dram_media_ns`` -- local DDR5-5600 media latency by pattern (calibrated on
+      DRAMsim3): streams hit open rows, Around and Rand pay row conflicts;
+    * ``idram_ns`` -- internal DRAM hit latency of the SSD endpoint (random access);
+    * ``dram_ep_bw_gbps`` -- sustainable bandwidth of a DRAM endpoint's media (DDR5-5600
+      channels of two subchannels), GB/s, for its media bound."""
+    fill_ns = []
+    for m in MEDIA:
+        name = MEDIA_ROWS[m]["flash_config"]
+        # backend occupancy of one fill at saturation: 1 / (fills per ns)
+        fill_ns.append(NS_PER_S / float(flash.saturation_iops(flash.config(name), FILL_B, 1.0, "random"))
+                       if name else 0.0)
+    return {
+        "fill_ns": np.array(fill_ns),
+        "dram_media_ns": np.array([
+            float(dram.idle_latency_ns(GPU_DRAM_STANDARD, "stream")),
+            float(dram.idle_latency_ns(GPU_DRAM_STANDARD, "random")),
+            float(dram.idle_latency_ns(GPU_DRAM_STANDARD, "random")),
+        ]),
+        "idram_ns": float(dram.idle_latency_ns(IDRAM_STANDARD, "random")),
+        "dram_ep_bw_gbps": float(dram.saturation_bw_gbps(GPU_DRAM_STANDARD, "random")) * 2 * DRAM_EP_CHANNELS,
+    }
 
 
 def link_tables() -> dict[str, np.ndarray]:

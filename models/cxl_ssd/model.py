@@ -46,6 +46,7 @@ import numpy as np
 from dse.model import Batch, Metric, Model, Param
 from dse.units import CACHELINE_B, GB, GIB, KIB, MIB, NS_PER_US, TIB
 from models.blocks import cache, flash, link, memssd, queueing
+from models.blocks.calibration import per_calibration
 from models.blocks.cost import component_price
 from models.cxl_ssd import workloads as wl
 
@@ -71,6 +72,8 @@ L1D_MSHRS = 16
 #: Z-NAND back end (flash block's Z-SSD configuration: tR 3 us, tPROG 100 us, tBERS 1 ms
 #: as Table 1a gives), seen from the controller's internal bus (memssd block).
 _ZNAND = memssd.backend_config("znand")
+#: Infeasible points (``run_full``'s reasons).
+PORT_SATURATED = "the device port is saturated: the workload offers more than the port carries (M/M/1, rho >= 1)"
 ZNAND_TR_US = _ZNAND.tr_us[0]
 PAGE_B = float(_ZNAND.page_bytes)
 LINES_PER_PAGE = PAGE_B / CACHELINE_B
@@ -78,21 +81,35 @@ LINES_PER_PAGE = PAGE_B / CACHELINE_B
 SECTOR_READ_NS = float(memssd.backend_read_ns(_ZNAND, CACHELINE_B))
 #: Back-end read of a whole 4 KiB page (a BF prefetch fills the page into SSD DRAM).
 PAGE_READ_NS = float(memssd.backend_read_ns(_ZNAND, PAGE_B))
-#: Device-wide saturation rates (flash block): random 64 B sector reads, page reads of a
-#: prefetched stream.
-SECTOR_READ_IOPS = float(memssd.backend_iops(_ZNAND, CACHELINE_B, 1.0))
-PAGE_READ_IOPS = float(memssd.backend_iops(_ZNAND, PAGE_B, 1.0, "sequential"))
-#: Buffered lines leave as appended (sequential) pages: multi-plane programs.
-PAGE_PROG_IOPS = float(memssd.backend_iops(_ZNAND, PAGE_B, 0.0, "sequential"))
 FLASH_UNITS = float(_ZNAND.units)
 PAGES_PER_BLOCK = float(_ZNAND.pages_per_block)
 TPROG_NS = _ZNAND.tprog_us[0] * NS_PER_US
 TBERS_NS = _ZNAND.tbers_us * NS_PER_US
-#: SSD-internal DRAM hit (memssd block: 9.1 ns DRAM of Table 1a through the dram block).
-SSD_DRAM_NS = memssd.ssd_dram_hit_ns()
 #: Host DDR load latency from the memory controller (memssd/dram block, Table 1a timings).
+#: A Param default (``host_dram_ns``): fitted at import, under the shipped calibration.
 HOST_DDR_NS = memssd.host_dram_ns(HOST_DDR_T_NS)
-HOST_DDR_CHANNEL_GBPS = float(memssd.dram.saturation_bw_gbps(memssd.host_dram_timing(HOST_DDR_T_NS), "stream", 1.0))
+
+
+@per_calibration
+def block_figures() -> dict[str, float]:
+    """Figures of the calibrated blocks under the calibration in force:
+
+    * device-wide saturation rates (flash block): ``sector_read_iops`` (random 64 B sector
+      reads), ``page_read_iops`` (page reads of a prefetched stream), ``page_prog_iops``
+      (buffered lines leave as appended, sequential pages: multi-plane programs);
+    * ``ssd_dram_ns`` -- SSD-internal DRAM hit (memssd block: 9.1 ns DRAM of Table 1a
+      through the dram block);
+    * ``host_ddr_channel_gbps`` -- stream bandwidth of one host DDR channel (dram block)."""
+    return {
+        "sector_read_iops": float(memssd.backend_iops(_ZNAND, CACHELINE_B, 1.0)),
+        "page_read_iops": float(memssd.backend_iops(_ZNAND, PAGE_B, 1.0, "sequential")),
+        "page_prog_iops": float(memssd.backend_iops(_ZNAND, PAGE_B, 0.0, "sequential")),
+        "ssd_dram_ns": memssd.ssd_dram_hit_ns(),
+        "host_ddr_channel_gbps": float(
+            memssd.dram.saturation_bw_gbps(memssd.host_dram_timing(HOST_DDR_T_NS), "stream", 1.0)),
+    }
+
+
 #: Dirty lines reach flash through a log-structured write buffer: one page program per
 #: page of lines (assumption: page-mapped FTL appending buffered lines, digest §2 item 3);
 #: see LINES_PER_PAGE.
@@ -265,6 +282,8 @@ class CxlSsd(Model):
         tr_delta_ns = (p.flash_tr_us - ZNAND_TR_US) * NS_PER_US
         miss_ns = SECTOR_READ_NS + tr_delta_ns + p.miss_firmware_ns  # plain: the missed sector
         page_miss_ns = PAGE_READ_NS + tr_delta_ns + p.miss_firmware_ns  # BF prefetch: the page
+        blk = block_figures()
+        ssd_dram_ns = blk["ssd_dram_ns"]
 
         # --- SSD-DRAM hit rate of the device's reads ----------------------------------------
         # SPEC: LRU lines below the 2 MB LLC, Zipf reuse fitted to Table 1b (workloads.py).
@@ -280,11 +299,11 @@ class CxlSsd(Model):
         h_cxl = h_plain + (1.0 - h_plain) * bf_share * p.bf_hit_frac
         # a BF hit was prefetched with its page: the page read's extra transfer is amortized
         # over the page's lines, off the critical path
-        cxl_far_ns = cxl_rt + p.cxl_ctrl_ns + memssd.device_read_ns(h_cxl, 0.0, SSD_DRAM_NS, miss_ns)
+        cxl_far_ns = cxl_rt + p.cxl_ctrl_ns + memssd.device_read_ns(h_cxl, 0.0, ssd_dram_ns, miss_ns)
         cxl_dram_far_ns = cxl_rt + p.cxl_ctrl_ns + p.host_dram_ns
         # PCIe BAR: every read from flash via firmware; stores land in the write buffer
-        pcie_rd_ns = p.pcie_bar_ns + SSD_DRAM_NS + miss_ns
-        pcie_wr_ns = p.pcie_bar_ns + SSD_DRAM_NS
+        pcie_rd_ns = p.pcie_bar_ns + ssd_dram_ns + miss_ns
+        pcie_wr_ns = p.pcie_bar_ns + ssd_dram_ns
 
         far_ns = np.select(
             [d["dram"], d["cxl_dram"], d["pcie_ssd"]], [p.host_dram_ns, cxl_dram_far_ns, pcie_rd_ns], cxl_far_ns
@@ -307,11 +326,11 @@ class CxlSsd(Model):
         ) / p.mld_count
         bf_reads = bf_share * p.bf_hit_frac
         flash_s_per_line = (
-            rf * ((1.0 - bf_reads) / SECTOR_READ_IOPS + bf_reads / (LINES_PER_PAGE * PAGE_READ_IOPS))
-            + (1.0 - rf) / (LINES_PER_PAGE * PAGE_PROG_IOPS)
+            rf * ((1.0 - bf_reads) / blk["sector_read_iops"] + bf_reads / (LINES_PER_PAGE * blk["page_read_iops"]))
+            + (1.0 - rf) / (LINES_PER_PAGE * blk["page_prog_iops"])
         )
         flash_gbps = CACHELINE_B / flash_s_per_line / GB / p.mld_count
-        ddr_gbps = HOST_DDR_CHANNELS * HOST_DDR_CHANNEL_GBPS
+        ddr_gbps = HOST_DDR_CHANNELS * blk["host_ddr_channel_gbps"]
         cap_gbps = np.where(d["dram"], ddr_gbps, np.minimum(link_gbps, np.where(is_ssd, flash_gbps, ddr_gbps)))
         conc = p.threads * np.where(d["pcie_ssd"], 1.0, p.stream_mlp)
 
@@ -373,7 +392,9 @@ class CxlSsd(Model):
         device_usd = np.where(is_ssd, ssd_usd, dram_usd) + switch_usd
 
         nan = np.where(valid, 1.0, np.nan)
+        saturated = ~(d["dram"] | is_stream) & (util >= 1.0)  # the open-loop port queue has no steady state
         return {
+            "infeasible": {link.NO_68B_FLIT_REASON: ~valid, PORT_SATURATED: saturated},
             "time_ns_per_kop": time_kop * nan,
             "slowdown_vs_dram_x": time_kop / time_kop_dram * nan,
             "read_latency_ns": read_ns * nan,

@@ -167,12 +167,13 @@ class DirectCxl(Model):
 
         # --- the load path (§2.1): LLC handling, fabric, device memory
         llc = paths.llc_ns(cpu)
-        local_miss = np.where(fpga, paths.fpga_local_miss_ns(cpu), llc + paths.ASIC_DRAM_IDLE_NS)
+        asic_dram_ns = paths.asic_dram_idle_ns()
+        local_miss = np.where(fpga, paths.fpga_local_miss_ns(cpu), llc + asic_dram_ns)
         fab_f, phy_f = paths.fpga_fabric_ns(levels, p.ip_clock_mhz)
         fab_a, phy_a = paths.asic_fabric_ns(levels, p.cxl_gen, p.cxl_lanes)
         fabric = np.where(fpga, fab_f, fab_a)
         phy = np.where(fpga, phy_f, phy_a)
-        cxl_miss = llc + fabric + np.where(fpga, cal.DEVICE_MEM_NS, paths.ASIC_DRAM_IDLE_NS)
+        cxl_miss = llc + fabric + np.where(fpga, cal.DEVICE_MEM_NS, asic_dram_ns)
 
         # --- RDMA hardware path (§2.4) for a line, a page, the payload and the workload's object
         size = p.payload_b

@@ -22,6 +22,7 @@ import numpy as np
 
 from dse.units import CACHELINE_B, NS_PER_US
 from models.blocks import dram, link
+from models.blocks.calibration import per_calibration
 from models.directcxl import calibration as cal
 
 ArrayLike = Any
@@ -38,10 +39,15 @@ RNIC_PCIE_LANES = 8
 #: ASIC platform: CXL device controller round trip beyond the link ports, ns.
 #: Assumption: 40 ns, the ASIC figure of the cxl-expander model ('tens of ns', CXL-GPU digest).
 ASIC_CTRL_NS = 40.0
-#: ASIC platform: DRAM of host and device is DDR4-3200 (DirectCXL's devices carry DDR4, L93);
-#: idle latency of a random 64 B read from the dram block (DRAMsim3-calibrated).
+#: ASIC platform: DRAM of host and device is DDR4-3200 (DirectCXL's devices carry DDR4, L93).
 ASIC_DRAM_STANDARD = "DDR4-3200"
-ASIC_DRAM_IDLE_NS = float(dram.idle_latency_ns(ASIC_DRAM_STANDARD, "random"))
+
+
+@per_calibration
+def asic_dram_idle_ns() -> float:
+    """ASIC platform: idle latency of a random 64 B read from the dram block
+    (DRAMsim3-calibrated)."""
+    return float(dram.idle_latency_ns(ASIC_DRAM_STANDARD, "random"))
 
 
 def cyc_to_ns(cycles: ArrayLike, mhz: ArrayLike) -> np.ndarray:

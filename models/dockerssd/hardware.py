@@ -51,7 +51,7 @@ def flash_arrays(channels: Any = FLASH_CHANNELS, chips_per_channel: Any = FLASH_
                  channel_gbps: Any = FLASH_CHANNEL_GBPS) -> dict[str, Any]:
     """The flash block's DockerSSD configuration with the geometry knobs as columns (the
     block's dict form, which takes arrays)."""
-    a = dict(flash._cfg_arrays(_FLASH))  # noqa: SLF001 - the block documents the dict form
+    a = dict(flash.config_arrays(_FLASH))  # noqa: SLF001 - the block documents the dict form
     ch = np.asarray(channels, dtype=np.float64)
     a["channels"] = ch
     a["units"] = ch * np.asarray(chips_per_channel, dtype=np.float64)
@@ -75,6 +75,7 @@ def flash_read_pj_per_bit() -> float:
 
 # ----------------------------------------------------------------------------- DRAM
 #: DDR4-3200 stream bandwidth of one 64-bit channel (dram block, calibrated on DRAMsim3).
+#: Used only for Param defaults (with DEV_DRAM_GBPS): fitted at import, under the shipped calibration.
 DDR4_CHANNEL_GBPS = float(dram.saturation_bw_gbps("DDR4-3200", "stream"))
 #: Host DRAM channels.  Assumption: 64 GB as two 32-GB DDR4-3200 DIMMs on two channels.
 HOST_DRAM_CHANNELS = 2

@@ -50,6 +50,7 @@ import numpy as np
 from dse.model import Batch, Metric, Model, Param
 from dse.units import BITS_PER_BYTE, GB, J_PER_PJ, NS_PER_US, US_PER_S
 from models.blocks import link
+from models.blocks.calibration import per_calibration
 from models.dockerssd import hardware as hw
 
 DESIGNS = ("host", "pisp_r", "pisp_v", "d_naive", "d_fullos", "d_virtfw")
@@ -99,6 +100,8 @@ DEV_MEM_LATENCY_RATIO = 1.0
 #: FW-pool kept out of the ISP memory, GB (L974: page-granular FW-pool / ISP-pool).
 #: Assumption: mapping-table cache and buffers take 0.5 GB of the 2 GB.
 FW_POOL_GB = 0.5
+#: Infeasible points (``run_full``'s reasons).
+NO_ISP_POOL = f"device DRAM at or below the firmware's share (dev_dram_gb <= {FW_POOL_GB:g}): no pool left for ISP"
 
 
 def etheron_frame_us(gen: str = "pcie3") -> float:
@@ -110,6 +113,7 @@ _FRAME_US = {g: etheron_frame_us(g) for g in HOST_LINKS}
 _FLASH_PJ = hw.flash_read_pj_per_bit()
 
 
+@per_calibration
 def _reference_bandwidths() -> tuple[np.ndarray, np.ndarray]:
     """Per workload: flash bandwidth of the article's SSD (48 MLC dies, 12 channels) and the
     PCIe 3.0 x4 host link's DMA bandwidth at the workload's mean I/O size."""
@@ -154,8 +158,9 @@ def isp_terms(p: Batch | Any, design: Any) -> dict[str, np.ndarray]:
     # --- compute: the listed time is the host's on the article's hardware; what its other
     # terms leave there is the program's own work, at least a floor share of the listed time
     # (filedown's and fileup's listed times are below their own I/O and OS time)
-    ref_flash = p.pick("workload", dict(zip(WORKLOADS, _REF_FLASH_GBPS)))
-    ref_link = p.pick("workload", dict(zip(WORKLOADS, _REF_LINK_GBPS)))
+    ref_flash_gbps, ref_link_gbps = _reference_bandwidths()
+    ref_flash = p.pick("workload", dict(zip(WORKLOADS, ref_flash_gbps)))
+    ref_link = p.pick("workload", dict(zip(WORKLOADS, ref_link_gbps)))
     ref_fw = n_io * FW_IO_CYCLES / (hw.DEV_CLOCK_GHZ * hw.HZ_PER_GHZ)
     ref_other = block + ref_fw + io_b / (np.minimum(ref_flash, ref_link) * GB) + linux_sys + copy + tcp
     compute_ref = np.maximum(col["exec_s"] - ref_other, p.compute_floor_frac * col["exec_s"])
@@ -195,9 +200,6 @@ def isp_terms(p: Batch | Any, design: Any) -> dict[str, np.ndarray]:
     return {"network_s": network, "kernel_ctx_s": kernel_ctx, "lba_set_s": lba_set, "storage_s": storage,
             "system_s": system, "compute_s": compute, "host_latency_s": host_total, "io_b": io_b,
             "flash_gbps": flash_gbps, "link_gbps": link_gbps}
-
-
-_REF_FLASH_GBPS, _REF_LINK_GBPS = _reference_bandwidths()
 
 
 class DockerSsdIsp(Model):
@@ -286,8 +288,10 @@ class DockerSsdIsp(Model):
         ssd = ssd + np.where(naive, hw.SSD_CONTROLLER_USD * p.dev_cores / hw.CONTROLLER_REF_CORES, 0.0)
         device_usd = np.where(host, hw.host_usd(hw.HOST_DRAM_GB) + hw.ssd_usd(hw.SSD_CAPACITY_GB, hw.DEV_DRAM_GB), ssd)
 
-        ok = np.where(p.dev_dram_gb > FW_POOL_GB, 1.0, np.nan)  # the ISP pool must exist
+        no_pool = np.asarray(p.dev_dram_gb <= FW_POOL_GB)
+        ok = np.where(no_pool, np.nan, 1.0)  # the ISP pool must exist
         out = {k: t[k] * ok for k in parts}
+        out["infeasible"] = {NO_ISP_POOL: no_pool}
         out.update({
             "latency_s": latency * ok,
             "speedup_vs_host_x": t["host_latency_s"] / latency * ok,

@@ -30,6 +30,7 @@ import numpy as np
 from dse.model import Batch, Metric, Model, Param
 from dse.units import BITS_PER_BYTE, GB, HOURS_PER_YEAR, J_PER_PJ, S_PER_HOUR, US_PER_S
 from models.blocks import cost, link
+from models.blocks.calibration import per_calibration
 from models.blocks.llm import MODELS
 from models.dockerssd import hardware as hw
 from models.dockerssd import pool
@@ -73,6 +74,11 @@ def swap_bw_gbps(dev_gbps: Any, fault_us: Any, page_b: float = SWAP_PAGE_B) -> n
     block's ``MemoryTier.effective_bandwidth_Bps``, written for columns)."""
     dev = np.asarray(dev_gbps, dtype=np.float64) * GB
     return page_b / (np.asarray(fault_us, dtype=np.float64) / US_PER_S + page_b / dev) / GB
+
+
+#: Infeasible points (``run_full``'s reasons): with enforce_capacity, no TP x PP layout holds
+#: the weights, KV cache and activations in the nodes' DRAM and slow tier.
+NO_LAYOUT_FITS = "no TP x PP layout fits the nodes' memory tiers (weights + KV cache + activations)"
 
 
 class DockerSsdLlm(Model):
@@ -166,7 +172,7 @@ class DockerSsdLlm(Model):
         # --- memory tiers: fast = DRAM; slow = swap SSD (H-Cache) or flash (D-*)
         fl = hw.flash_arrays(p.flash_channels, p.flash_chips_per_channel, p.flash_channel_gbps)
         flash_gbps = hw.flash_bw_gbps(fl, FLASH_STREAM_B, 1.0, True)
-        swap_dev_gbps = np.minimum(_SWAP_FLASH_GBPS,
+        swap_dev_gbps = np.minimum(_swap_flash_gbps(),
                                    p.pick("swap_link", {g: _LINK_GBPS[g] for g in SWAP_LINKS}))
         swap_gbps = swap_bw_gbps(swap_dev_gbps, p.swap_fault_us)
         fast_cap = np.where(is_dev, p.dev_dram_gb, p.host_dram_gb) * GB
@@ -209,6 +215,7 @@ class DockerSsdLlm(Model):
 
         total_b = st["fast_traffic_b"] + st["slow_traffic_b"]
         return {
+            "infeasible": {NO_LAYOUT_FITS: np.isnan(t)},  # pool.step: NaN where no layout is taken
             "time_per_token_s": t,
             "tokens_per_s": tokens_per_s,
             "compute_s": st["compute_s"],
@@ -248,7 +255,11 @@ def crossover_seq_len(llm: str, nodes: int = 128, batch: float | None = None, *,
     return float(2.0 ** (x0 + (x1 - x0) * (-r[j - 1]) / (r[j] - r[j - 1])))
 
 
-# flash block: the swap SSD is a DockerSSD-class drive (48 MLC dies) read in 4-KiB pages
-_SWAP_FLASH_GBPS = float(hw.flash_bw_gbps(hw.flash_arrays(), SWAP_PAGE_B, 1.0, False))
+@per_calibration
+def _swap_flash_gbps() -> float:
+    """flash block: the swap SSD is a DockerSSD-class drive (48 MLC dies) read in 4-KiB pages."""
+    return float(hw.flash_bw_gbps(hw.flash_arrays(), SWAP_PAGE_B, 1.0, False))
+
+
 _LINK_GBPS = {g: float(link.pcie_dma_bw_gbps(g, SWAP_LANES, SWAP_PAGE_B)) for g in SWAP_LINKS}
 _FLASH_PJ = hw.flash_read_pj_per_bit()

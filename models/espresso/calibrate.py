@@ -118,9 +118,9 @@ FUNCTIONS = {
 
 
 def fit(iterations: int = 12) -> dict[str, float]:
-    from models.espresso.data import _STARTING_POINT
+    from models.espresso.data import STARTING_POINT
 
-    v = dict(_STARTING_POINT)
+    v = dict(STARTING_POINT)
     for _ in range(iterations):
         for name, (fn, (lo, hi)) in FUNCTIONS.items():
             target = TARGETS[name][1]

@@ -29,7 +29,7 @@ TRACES: tuple[str, ...] = tuple(w for w in WORKLOADS if w != "micro")
 
 
 #: Values used before the first fit (and by the fit as its starting point).
-_STARTING_POINT = {
+STARTING_POINT = {
     "slice_kcycles": 1.2,
     "cmd_kcycles": 1.2,
     "fixed_latency_us": 40.0,
@@ -45,7 +45,7 @@ def fitted() -> dict[str, dict]:
     """name -> {value, fitted_to, ...} from fitted.toml (starting values where missing)."""
     doc = tomllib.loads(FITTED_TOML.read_text(encoding="utf-8")) if FITTED_TOML.exists() else {}
     out: dict[str, dict] = {}
-    for name, start in _STARTING_POINT.items():
+    for name, start in STARTING_POINT.items():
         entry = doc.get(name)
         out[name] = dict(entry) if isinstance(entry, dict) else {"value": start, "fitted_to": "not fitted yet (starting point)"}
     return out

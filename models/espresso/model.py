@@ -44,6 +44,9 @@ PERF_METRICS = (
     "bottleneck_code", "iops_per_usd", "gbps_per_kusd", "energy_per_io_uj", "power_w",
 )
 DESIGNS = ("conv", "oc", "shrunk", "vh", "vh_ideal", "proch", "espresso")
+#: Infeasible points (``run_full``'s reasons).
+NO_BORROWER = "no borrower: lenders >= jbof_ssds"
+NO_BORROWER_WORK = "vh_ideal redirects every write of a write-only load: the borrower serves nothing (lenders' flash not modeled)"
 PATTERNS = ("random", "sequential")
 
 #: Cores of the SSD whose controller costs $48 (Conv, Table 2 L213: 6 cores).
@@ -216,7 +219,7 @@ class Espresso(Model):
         n_ssd = p.jbof_ssds
         n_l = p.lenders
         n_b = n_ssd - n_l
-        valid = n_b >= 1
+        valid = np.asarray(n_b >= 1)  # an array: ~valid must not be ~True == -2
         n_b = np.maximum(n_b, 1)
         lend_ratio = n_l / n_b
 
@@ -243,6 +246,10 @@ class Espresso(Model):
         # --- VH: a share of the writes goes to lenders' flash; with copyback it comes back
         # (the lenders' own capacity to absorb them is not checked: they are idle by default)
         redirect_w = np.where(any_vh & (n_l >= 1), p.vh_redirect_frac, 0.0)
+        # VH-ideal redirecting every write of a write-only load leaves the borrower no work:
+        # the lenders' flash, not modeled, would bound it (infeasible; evaluated without it)
+        no_work = vh_ideal & (rf <= 0.0) & (redirect_w >= 1.0)
+        redirect_w = np.where(no_work, 0.0, redirect_w)
         local_w = np.where(vh_ideal, 1.0 - redirect_w, 1.0)  # share of writes the borrower serves
         wf = 1.0 - rf
         rf_w = wf * local_w  # the borrower's own writes per request
@@ -328,7 +335,10 @@ class Espresso(Model):
         # M/D/1 at the data-end bottleneck
         lam = p.load_frac * x_sat
         servers = np.where(oc, p.host_cores, np.maximum(np.rint(cap_cycles / core_hz), 1.0))
-        svc = np.where(oc, c_host / (p.host_ghz * 1e9), c_io / core_hz)
+        # each server runs at cap_cycles / servers so the station saturates at x_proc, the
+        # processor bound of x_sat: with a whole number of cores (c_io / core_hz each) the
+        # rounded count of lent cores fell below the capacity and rho passed 1 before x_sat
+        svc = np.where(oc, c_host / (p.host_ghz * 1e9), c_io * servers / cap_cycles)
         lam_proc = np.where(oc, n_b * lam, lam)
         w_proc = mmc_wait_approx(lam_proc, svc, servers)
         w_data = queueing.md1_wait(lam, 1.0 / x_data)
@@ -398,9 +408,14 @@ class Espresso(Model):
             "lifetime_x": np.where(vh, 1.0 / (1.0 + redirect_w), 1.0),
         }
         # a JBOF without a borrower has no workload: its performance metrics are NaN
+        out["infeasible"] = {NO_BORROWER: ~valid, NO_BORROWER_WORK: no_work}
         if not np.all(valid):
             nan_or_one = np.where(valid, 1.0, np.nan)
             for k in PERF_METRICS:
+                out[k] = out[k] * nan_or_one
+        if np.any(no_work):  # evaluated with nothing redirected: no number of it holds
+            nan_or_one = np.where(no_work, np.nan, 1.0)
+            for k in (*PERF_METRICS, "firmware_kcycles_per_io", "data_end_iops"):
                 out[k] = out[k] * nan_or_one
         return out
 

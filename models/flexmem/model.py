@@ -103,6 +103,10 @@ _PAGES_DEFAULT = cal.TOUCHED_IMAGE_MIB * MIB / cal.PAGE_B
 REGISTRY_GBPS = cal.fit_registry_gbps(float(warm_startup_s(True, _PAGES_DEFAULT, 64, 40, BOOT_CPU_S, DAX_FAULT_US, 64)))
 
 
+#: Infeasible points (``run_full``'s reasons).
+GUEST_TOO_BIG = "the guest does not fit its RAM (guest base + page cache + PMem struct pages > vm_ram_mib)"
+
+
 class FlexMem(Model):
     name = "flexmem"
     version = "1"
@@ -157,7 +161,7 @@ class FlexMem(Model):
         # --- memory per VM and density (§2.1, §2.2)
         mem = per_vm_memory_mib(flex, p.image_mib, p.touched_image_mib, p.guest_base_mib, p.resident_vms)
         guest_mib = p.guest_base_mib + mem["page_cache"] + mem["pmem"]
-        feasible = guest_mib <= p.vm_ram_mib
+        feasible = np.asarray(guest_mib <= p.vm_ram_mib)  # an array: ~ is a logical not
         host_copy_mib = np.where(flex, cal.HOST_IMAGE_COPY_MIB * p.touched_image_mib / cal.TOUCHED_IMAGE_MIB, 0.0)
         usable_mib = (p.host_ram_gib - p.host_reserved_gib) * GIB / MIB - host_copy_mib
         max_vms = np.floor(np.maximum(usable_mib, 0.0) / mem["private"])
@@ -187,6 +191,7 @@ class FlexMem(Model):
 
         nan = np.where(feasible, 1.0, np.nan)
         return {
+            "infeasible": {GUEST_TOO_BIG: ~feasible},
             "mem_per_vm_mib": mem["total"] * nan,
             "page_cache_per_vm_mib": mem["page_cache"] * nan,
             "pmem_guest_overhead_frac": np.where(flex, cal.STRUCT_PAGE_B / cal.PAGE_B, 0.0),

@@ -29,6 +29,7 @@ import numpy as np
 
 from dse.units import CACHELINE_B, GB, MS_PER_S, NS_PER_S
 from models.blocks import dram
+from models.blocks.calibration import per_calibration
 from models.iks.device import HZ_PER_GHZ
 from models.iks.rag import read_csv
 
@@ -38,13 +39,9 @@ from models.iks.rag import read_csv
 HOST_DIMM = dram.timing("DDR5-4800", tck_ns=0.5)
 #: DDR5 channels per socket.  Source: Intel ARK (Xeon Gold 6554S and Xeon 4416+: 8 channels).
 HOST_CHANNELS = 8
-#: Sustainable stream bandwidth of the socket, GB/s (dram block, read-only stream).
-HOST_STREAM_GBPS = HOST_CHANNELS * float(dram.saturation_bw_gbps(HOST_DIMM, "stream", 1.0))
 #: Core-to-memory-controller path of a Xeon, both directions, ns.  Same assumption as the
 #: cxl-expander model's host_path_ns (local DDR5 idle ~110 ns, Intel MLC measurements).
 HOST_PATH_NS = 42.0
-#: Load-to-use latency of a random DRAM miss on the host, ns (dram block + host path).
-HOST_MISS_NS = HOST_PATH_NS + float(dram.idle_latency_ns(HOST_DIMM, "random"))
 #: Outstanding L1 misses per core (fill buffers).  Source: Intel optimization reference
 #: manual, Golden Cove / Raptor Cove cores (16 L1D fill buffers).
 FILL_BUFFERS = 16
@@ -76,29 +73,47 @@ def _flops(corpus_gb, dim, elem_b, batch) -> np.ndarray:
     return 2.0 * vectors * dim * batch
 
 
-def _fit_cpu_enns() -> tuple[float, float]:
-    """(scan fraction, fp32 fraction) that reproduce the ASPLOS CPU/IKS ratios at 512 GB."""
-    corpus = 512.0
-    t_iks_s = ASPLOS["iks_512gb_ms"] / MS_PER_S
-    t_b1 = ASPLOS["cpu_enns_x_b1"] * t_iks_s  # memory-bound: one pass, trivial flops
-    t_b16 = ASPLOS["cpu_enns_x_b16"] * t_iks_s  # compute-bound: same pass, 16x the flops
-    scan = corpus / (t_b1 * HOST_STREAM_GBPS)
+#: The ASPLOS CPU ENNS fit at 512 GB: the batch-1 time is memory-bound (one pass, trivial
+#: flops), the batch-16 time compute-bound (the same pass, 16x the flops).
+_FIT_CORPUS_GB = 512.0
+_T_IKS_S = ASPLOS["iks_512gb_ms"] / MS_PER_S
+_T_B1_S = ASPLOS["cpu_enns_x_b1"] * _T_IKS_S
+_T_B16_S = ASPLOS["cpu_enns_x_b16"] * _T_IKS_S
+
+
+def _fit_gemm_eff() -> float:
+    """The fp32 fraction that reproduces the ASPLOS batch-16 CPU/IKS ratio at 512 GB."""
     peak = ASPLOS["asplos_host_cores"] * FLOPS_PER_CYCLE * AVX512_GHZ * HZ_PER_GHZ
-    gemm = float(_flops(corpus, FIT_DIM, FIT_ELEM_B, 16.0)) / (t_b16 * peak)
-    return scan, gemm
+    return float(_flops(_FIT_CORPUS_GB, FIT_DIM, FIT_ELEM_B, 16.0)) / (_T_B16_S * peak)
 
 
-#: Fraction of the socket's sustainable bandwidth FAISS's flat scan reaches.  Fitted: ASPLOS
-#: batch-1 CPU ENNS = 13.4 x 470.6 ms at 512 GB (asplos.csv); ~0.34 (FAISS stores fp32, so
-#: twice the bytes may be what the socket actually moves).
 #: Fraction of the cores' AVX-512 fp32 rate FAISS's blocked inner products reach.  Fitted:
 #: ASPLOS batch-16 CPU ENNS = 27.9 x 470.6 ms at 512 GB on 16 cores; ~0.30.
-SCAN_EFF, GEMM_EFF = _fit_cpu_enns()
+GEMM_EFF = _fit_gemm_eff()
+
+
+@per_calibration
+def host_memory() -> dict[str, float]:
+    """The socket's memory (dram block, under the calibration in force):
+
+    * ``stream_gbps`` -- sustainable stream bandwidth of the socket, GB/s (read-only stream);
+    * ``miss_ns`` -- load-to-use latency of a random DRAM miss on the host (dram block +
+      host path);
+    * ``scan_eff`` -- fraction of ``stream_gbps`` FAISS's flat scan reaches.  Fitted: ASPLOS
+      batch-1 CPU ENNS = 13.4 x 470.6 ms at 512 GB (asplos.csv); ~0.34 (FAISS stores fp32,
+      so twice the bytes may be what the socket actually moves)."""
+    stream_gbps = HOST_CHANNELS * float(dram.saturation_bw_gbps(HOST_DIMM, "stream", 1.0))
+    return {
+        "stream_gbps": stream_gbps,
+        "miss_ns": HOST_PATH_NS + float(dram.idle_latency_ns(HOST_DIMM, "random")),
+        "scan_eff": _FIT_CORPUS_GB / (_T_B1_S * stream_gbps),
+    }
 
 
 def cpu_enns_s(corpus_gb, dim, elem_b, batch, threads=HOST_CORES) -> np.ndarray:
     """One batch of flat inner-product search over the whole corpus on one socket (s)."""
-    memory_s = corpus_gb * GB / (HOST_STREAM_GBPS * SCAN_EFF * GB)
+    mem = host_memory()
+    memory_s = corpus_gb * GB / (mem["stream_gbps"] * mem["scan_eff"] * GB)
     compute_s = _flops(corpus_gb, dim, elem_b, batch) / (
         np.asarray(threads, dtype=np.float64) * FLOPS_PER_CYCLE * AVX512_GHZ * HZ_PER_GHZ * GEMM_EFF)
     return np.maximum(memory_s, compute_s)
@@ -107,11 +122,12 @@ def cpu_enns_s(corpus_gb, dim, elem_b, batch, threads=HOST_CORES) -> np.ndarray:
 def hnsw_walk_s(ef_search, m, dim, elem_b) -> np.ndarray:
     """Latency-bound estimate of one HNSW query on one core (s): ``efSearch`` expansions x
     (neighbour-list miss + M distance evaluations)."""
+    miss_ns = host_memory()["miss_ns"]
     vec_b = np.asarray(dim, dtype=np.float64) * elem_b
-    core_bw_b_per_ns = FILL_BUFFERS * CACHELINE_B / HOST_MISS_NS
+    core_bw_b_per_ns = FILL_BUFFERS * CACHELINE_B / miss_ns
     dot_ns = 2.0 * np.asarray(dim, dtype=np.float64) / (FLOPS_PER_CYCLE * AVX512_GHZ)
-    distance_ns = HOST_MISS_NS + np.maximum(vec_b - CACHELINE_B, 0.0) / core_bw_b_per_ns + dot_ns
-    expansion_ns = HOST_MISS_NS + m * distance_ns
+    distance_ns = miss_ns + np.maximum(vec_b - CACHELINE_B, 0.0) / core_bw_b_per_ns + dot_ns
+    expansion_ns = miss_ns + m * distance_ns
     return np.asarray(ef_search, dtype=np.float64) * expansion_ns / NS_PER_S
 
 

@@ -40,7 +40,7 @@ def table1() -> list[dict[str, float]]:
 def fit_eta(*, dim: float, elem_b: float, top_k: float, interface: int, gen: int, lanes: float,
             tech: str = "lpddr5x_8533") -> dict[str, float]:
     """Fit eta to Table 1's solo search time; also returns the eta of every row."""
-    peak = device.TECH_TABLE[tech]["peak_gbps"]
+    peak = device.tech_table()["rows"][tech]["peak_gbps"]
     etas, rows = [], table1()
     for r in rows:
         nmas = enns.active_nmas(r["enns_channels"])
@@ -54,5 +54,5 @@ def fit_eta(*, dim: float, elem_b: float, top_k: float, interface: int, gen: int
     return {
         "eta": eta,
         "eta_per_row": tuple(float(e) for e in etas),
-        "dram_stream_frac": device.TECH_TABLE[tech]["stream_sat_gbps"] / peak,
+        "dram_stream_frac": device.tech_table()["rows"][tech]["stream_sat_gbps"] / peak,
     }

@@ -7,15 +7,18 @@ timing set, re-shaped to the x16 channel (a 64 B access is a BL32 burst of 16 da
 clocks instead of the x32 channel's BL16 of 8, and an open row is one die's 2 KB page,
 32 such accesses, instead of the x32 channel's 4 KB).
 
-Everything here is computed once at import and looked up per design point.
+The channel tables are computed once per calibration in force (`tech_table()`) and looked
+up per design point.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from typing import Any
 
 from dse.units import CACHELINE_B, GB
 from models.blocks import dram
+from models.blocks.calibration import per_calibration
 
 # ----------------------------------------------------------------------------- organisation
 #: Packages (= NMAs) per IKS.  Digest §3 n_lpddr5x_packages / n_nma (~L2952).
@@ -61,7 +64,7 @@ X16_LINES_PER_ROW = int(X16_PAGE_B // CACHELINE_B)
 #: (Facebook ETC: ~30 GETs per SET, Atikoglu et al., SIGMETRICS'12).
 TENANT_READ_FRAC = 0.97
 #: Utilization grid on which the co-tenant's loaded latency is tabulated.
-_UTIL_GRID = np.linspace(0.0, 0.995, 400)
+UTIL_GRID = np.linspace(0.0, 0.995, 400)
 
 
 def channel_timing(tech: str) -> dram.DramTiming:
@@ -73,7 +76,7 @@ def channel_timing(tech: str) -> dram.DramTiming:
 def _tech_row(tech: str) -> dict[str, object]:
     t = channel_timing(tech)
     rand_sat = float(dram.saturation_bw_gbps(t, "random", TENANT_READ_FRAC))
-    lat = dram.loaded_latency_ns(t, _UTIL_GRID * rand_sat, "random", TENANT_READ_FRAC)
+    lat = dram.loaded_latency_ns(t, UTIL_GRID * rand_sat, "random", TENANT_READ_FRAC)
     return {
         "peak_gbps": dram.peak_bw_gbps(t),
         "stream_sat_gbps": float(dram.saturation_bw_gbps(t, "stream", 1.0)),
@@ -86,17 +89,21 @@ def _tech_row(tech: str) -> dict[str, object]:
     }
 
 
-TECH_TABLE = {k: _tech_row(k) for k in TECHS}
-#: Per-tech scalars as arrays indexed by the tech code (vectorized lookups).
-PEAK_GBPS = np.array([TECH_TABLE[k]["peak_gbps"] for k in TECHS])
-STREAM_SAT_GBPS = np.array([TECH_TABLE[k]["stream_sat_gbps"] for k in TECHS])
-RANDOM_SAT_GBPS = np.array([TECH_TABLE[k]["random_sat_gbps"] for k in TECHS])
-ROW_DRAIN_NS = np.array([TECH_TABLE[k]["row_drain_ns"] for k in TECHS])
+@per_calibration
+def tech_table() -> dict[str, Any]:
+    """Every tech's channel figures from the dram block under the calibration in force:
+    ``rows`` (tech -> figures) and per-tech arrays indexed by the tech code (``peak_gbps``,
+    ``stream_sat_gbps``, ``random_sat_gbps``, ``row_drain_ns``; ``latency_ns``: the
+    tabulated loaded latencies, one row per tech code)."""
+    rows = {k: _tech_row(k) for k in TECHS}
+    table: dict[str, Any] = {"rows": rows}
+    for key in ("peak_gbps", "stream_sat_gbps", "random_sat_gbps", "row_drain_ns"):
+        table[key] = np.array([rows[k][key] for k in TECHS], dtype=np.float64)
+    table["latency_ns"] = np.stack([rows[k]["random_latency_ns"] for k in TECHS])
+    return table
 
 
-#: The tabulated latencies of every tech, one row per tech code.
-_LAT_TABLE = np.stack([TECH_TABLE[k]["random_latency_ns"] for k in TECHS])
-_GRID_STEP = _UTIL_GRID[1] - _UTIL_GRID[0]
+_GRID_STEP = UTIL_GRID[1] - UTIL_GRID[0]
 
 
 def tenant_access_ns(tech_code, util) -> np.ndarray:
@@ -104,11 +111,11 @@ def tenant_access_ns(tech_code, util) -> np.ndarray:
     ``util`` of its random-traffic saturation bandwidth (dram block, tabulated on a uniform
     grid and interpolated linearly); inf at ``util >= 1``."""
     u = np.asarray(util, dtype=np.float64)
-    x = np.clip(u, 0.0, _UTIL_GRID[-1]) / _GRID_STEP
-    lo = np.minimum(x.astype(np.int64), len(_UTIL_GRID) - 2)
+    x = np.clip(u, 0.0, UTIL_GRID[-1]) / _GRID_STEP
+    lo = np.minimum(x.astype(np.int64), len(UTIL_GRID) - 2)
     w = x - lo
-    flat = _LAT_TABLE.reshape(-1)
-    base = np.asarray(tech_code) * len(_UTIL_GRID) + lo
+    flat = tech_table()["latency_ns"].reshape(-1)
+    base = np.asarray(tech_code) * len(UTIL_GRID) + lo
     lat = flat[base] * (1.0 - w) + flat[base + 1] * w
     return np.where(u >= 1.0, np.inf, lat)
 
@@ -116,7 +123,7 @@ def tenant_access_ns(tech_code, util) -> np.ndarray:
 def internal_bw_gbps(tech_code) -> np.ndarray:
     """Peak internal bandwidth of one IKS: 64 channels x channel peak (8 x 136 GB/s for
     LPDDR5X, digest §2 mechanism 1)."""
-    return CHANNELS * PEAK_GBPS[np.asarray(tech_code)]
+    return CHANNELS * tech_table()["peak_gbps"][np.asarray(tech_code)]
 
 
 def corpus_vectors(corpus_gb, dim, elem_b) -> np.ndarray:

@@ -38,6 +38,12 @@ RETRIEVERS = ("iks", "cpu_enns", "cpu_hnsw")
 LINK_GENS = {"pcie5": 5, "pcie6": 6}
 HOST_LINKS = ("cxl", "nma_uplinks")
 PIPELININGS = ("pipelined", "serial")
+#: Infeasible points (``run_full``'s reasons) and where IKS-side metrics do not apply.
+NO_FIT = "corpus shard larger than the IKS ENNS channels hold (corpus_gb / n_devices > enns_channels x channel capacity)"
+NO_TENANT_CHANNEL = "spatial tenancy with every channel given to ENNS leaves the CPU tenant none"
+TENANT_SATURATED = "the CPU tenant's traffic saturates its IKS channels"
+NO_GEN_FIT = "the generator does not fit the GPUs' memory at this batch and passage count (LLM block)"
+IKS_NA = "retriever cpu_enns / cpu_hnsw where IKS could not hold the corpus or serve the tenant"
 #: Queries per million, for the cost per million queries.
 QUERIES_PER_MQUERY = 1e6
 
@@ -50,6 +56,7 @@ TENANT_LINK_GBPS = np.array([float(link.cxl_mem_bw_gbps(g, w, None, device.TENAN
 DEFAULT_DIM = 768
 DEFAULT_ELEM_B = 2
 DEFAULT_TOP_K = 32
+# Param default (eta_frac) and its source text: fitted at import, under the shipped calibration.
 ETA_FIT = calibration.fit_eta(dim=DEFAULT_DIM, elem_b=DEFAULT_ELEM_B, top_k=DEFAULT_TOP_K,
                               interface=offload.INTERFACES.index("cxl_cache"), gen=5, lanes=16)
 _ETA_SOURCE = (
@@ -141,26 +148,26 @@ class Iks(Model):
         Param("years", 3.0, "assumption: 3-year server depreciation", bounds=(1.0, 10.0)),
     )
     metrics = (
-        Metric("search_ms", "min", "ENNS batch on IKS: engine + top-K merge + offload tax"),
-        Metric("enns_qps", "max", "IKS ENNS queries per second (batch / search time)"),
-        Metric("memory_ms", None, "memory-bound time of one batch's passes"),
-        Metric("compute_ms", None, "compute-bound time of one batch's passes (incl. exposed top-K insertion)"),
-        Metric("enns_overhead_pct", "min", "search time over the same point run solo, minus 1"),
+        Metric("search_ms", "min", "ENNS batch on IKS: engine + top-K merge + offload tax", nan_means=IKS_NA),
+        Metric("enns_qps", "max", "IKS ENNS queries per second (batch / search time)", nan_means=IKS_NA),
+        Metric("memory_ms", None, "memory-bound time of one batch's passes", nan_means=IKS_NA),
+        Metric("compute_ms", None, "compute-bound time of one batch's passes (incl. exposed top-K insertion)", nan_means=IKS_NA),
+        Metric("enns_overhead_pct", "min", "search time over the same point run solo, minus 1", nan_means=IKS_NA),
         Metric("offload_us", "min", "offload tax of the interface"),
         Metric("context_kb", None, "context moved per offload (query vectors + command, or offload_ctx_kb)"),
         Metric("int_bw_gbps", "max", "peak internal bandwidth of one IKS"),
         Metric("ext_bw_gbps", None, "raw host link bandwidth per direction"),
         Metric("int_ext_bw_x", "max", "internal over external bandwidth"),
-        Metric("tenant_p50_us", "min", "CPU tenant median latency"),
-        Metric("tenant_p99_us", "min", "CPU tenant P99 latency"),
-        Metric("tenant_rps_x", "max", "CPU tenant throughput relative to its solo run"),
-        Metric("tenant_util_frac", None, "CPU tenant's utilization of its channels"),
+        Metric("tenant_p50_us", "min", "CPU tenant median latency", nan_means=IKS_NA),
+        Metric("tenant_p99_us", "min", "CPU tenant P99 latency", nan_means=IKS_NA),
+        Metric("tenant_rps_x", "max", "CPU tenant throughput relative to its solo run", nan_means=IKS_NA),
+        Metric("tenant_util_frac", None, "CPU tenant's utilization of its channels", nan_means=IKS_NA),
         Metric("retrieval_ms", "min", "query embedding + retrieval of one batch with the chosen retriever"),
         Metric("gen_ms", "min", "generation of one batch: TTFT + decode (LLM block)"),
         Metric("ttft_ms", "min", "time to first token: embedding + retrieval + prefill"),
         Metric("rag_qps", "max", "end-to-end RAG queries per second"),
         Metric("retrieval_share_frac", "min", "retrieval share of the per-batch pipeline time"),
-        Metric("free_capacity_gb", "max", "IKS capacity left as ordinary CXL memory (0 stranded)"),
+        Metric("free_capacity_gb", "max", "IKS capacity left as ordinary CXL memory (0 stranded)", nan_means=IKS_NA),
         Metric("device_usd", "min", "bill of materials of one IKS"),
         Metric("power_w", "min", "GPUs + host socket + IKS devices at the operating point"),
         Metric("cost_per_mquery_usd", "min", "rented GPUs + amortized IKS per million RAG queries"),
@@ -171,13 +178,13 @@ class Iks(Model):
         mode = p.pick("tenancy", {k: i for i, k in enumerate(tenancy.MODES)})
         iface = p.pick("interface", {k: i for i, k in enumerate(offload.INTERFACES)})
         gen = p.pick("link_gen", LINK_GENS)
-        peak = device.PEAK_GBPS[tech]
-        rsat = device.RANDOM_SAT_GBPS[tech]
+        peak = device.tech_table()["peak_gbps"][tech]
+        rsat = device.tech_table()["random_sat_gbps"][tech]
 
         # 1. corpus placement: even shards, each on the ENNS channels of its IKS
         shard_gb = p.corpus_gb / p.n_devices
-        fits = shard_gb <= p.enns_channels * device.CHANNEL_CAPACITY_GB
-        tenant_has_channels = (mode != 1) | (p.enns_channels < device.CHANNELS)
+        fits = np.asarray(shard_gb <= p.enns_channels * device.CHANNEL_CAPACITY_GB)  # array: ~ is a logical not
+        tenant_has_channels = np.asarray((mode != 1) | (p.enns_channels < device.CHANNELS))
 
         # 5a. (needed by the passes below) the CPU tenant's traffic, capped by the host path
         link_cap = TENANT_LINK_GBPS[offload.combo(gen, p.lanes)]
@@ -201,7 +208,7 @@ class Iks(Model):
 
         # 5b. the CPU tenant's latency
         duty = np.minimum(1.0, p.enns_offered_qps / p.batch * search_s)
-        ten = tenancy.tenant_latency(mode, tech, p.enns_channels, tenant_bw, rsat, device.ROW_DRAIN_NS[tech],
+        ten = tenancy.tenant_latency(mode, tech, p.enns_channels, tenant_bw, rsat, device.tech_table()["row_drain_ns"][tech],
                                      p.tenant_accesses, p.tenant_solo_p50_us, p.tenant_solo_p99_us, duty)
         tenant_ok = tenant_has_channels & (ten["util_frac"] < 1.0)
 
@@ -243,6 +250,8 @@ class Iks(Model):
         ok = np.where(fits & tenant_ok, 1.0, np.nan)
         iks_ok = np.where(is_iks, ok, 1.0)
         return {
+            "infeasible": {NO_FIT: is_iks & ~fits, NO_TENANT_CHANNEL: is_iks & ~tenant_has_channels,
+                           TENANT_SATURATED: is_iks & ~tenant_ok, NO_GEN_FIT: np.isnan(gen_s)},
             "search_ms": search_s * MS_PER_S * ok,
             "enns_qps": p.batch / search_s * ok,
             "memory_ms": s["memory_s"] * MS_PER_S * ok,

@@ -68,7 +68,7 @@ def _list(value: Any, n: int | None, what: str) -> list[float]:
 def latency_surrogate(tech: str) -> tuple[float, float, float, float]:
     """(a, b, c, max relative error) of ``a + b u + c / (1 - u)`` fitted (relative least
     squares) to the dram block's tabulated tenant latency for u in [0, FIT_MAX_UTIL]."""
-    u = device._UTIL_GRID[device._UTIL_GRID <= FIT_MAX_UTIL]
+    u = device.UTIL_GRID[device.UTIL_GRID <= FIT_MAX_UTIL]
     lat = device.tenant_access_ns(device.TECHS.index(tech), u)
     x = np.column_stack([np.ones_like(u), u, 1.0 / (1.0 - u)])
     coef, *_ = np.linalg.lstsq(x / lat[:, None], np.ones_like(lat), rcond=None)
@@ -120,8 +120,8 @@ def channel_split(
     if any(d < 0 or d >= m for d in dev):
         raise DseError(f"tenant_device values must be 0..{m - 1}")
     tech = device.TECHS.index(lpddr)
-    sat = float(device.RANDOM_SAT_GBPS[tech])
-    peak = float(device.PEAK_GBPS[tech])
+    sat = float(device.tech_table()["random_sat_gbps"][tech])
+    peak = float(device.tech_table()["peak_gbps"][tech])
     cap = device.CHANNEL_CAPACITY_GB
     a, b, c, fit_err = latency_surrogate(lpddr)
 

@@ -27,6 +27,9 @@ PIPELINES = ("fid_t5", "llama3_8b", "llama3_70b")
 #: Batch sizes and passage counts K the pipeline tables cover (parameter choices).
 BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 TOP_KS = (1, 2, 4, 8, 16, 32, 64, 100)
+#: Passage counts the generation table covers: the choices of K and, beyond them, what HNSW
+#: sends for the same relevant passages (K x hnsw_docs_x, up to 100 x 10).
+TABLE_KS = (*TOP_KS, 128, 256, 512, 1000)
 #: Query encoder: a DPR BERT-base question encoder, 110 M parameters (Karpukhin et al.,
 #: EMNLP 2020; Devlin et al., NAACL 2019), run on the pipeline's first GPU.
 QUERY_ENCODER_PARAMS = 110e6
@@ -65,8 +68,8 @@ def generation_table() -> dict[str, np.ndarray]:
 
     system = _system()
     mat, _ = system.engines("float16")
-    b, k = (g.ravel().astype(np.float64) for g in np.meshgrid(BATCHES, TOP_KS, indexing="ij"))
-    shape = (len(PIPELINES), len(BATCHES), len(TOP_KS))
+    b, k = (g.ravel().astype(np.float64) for g in np.meshgrid(BATCHES, TABLE_KS, indexing="ij"))
+    shape = (len(PIPELINES), len(BATCHES), len(TABLE_KS))
     out = {n: np.empty(shape) for n in ("embed_s", "ttft_s", "gen_s")}
     for i, name in enumerate(PIPELINES):
         row = pipeline_rows()[name]
@@ -88,10 +91,11 @@ def generation_table() -> dict[str, np.ndarray]:
 
 def lookup(pipeline_code, batch, top_k) -> dict[str, np.ndarray]:
     """Generation times of design points.  ``batch`` must be a grid value; ``top_k`` may lie
-    between grid values (linear interpolation in K, NaN outside 1..100)."""
+    between grid values (linear interpolation in K, NaN outside TABLE_KS; the query
+    embedding does not depend on K)."""
     tab = generation_table()
     bi = np.searchsorted(np.asarray(BATCHES, dtype=np.float64), batch)
-    ks = np.asarray(TOP_KS, dtype=np.float64)
+    ks = np.asarray(TABLE_KS, dtype=np.float64)
     k = np.asarray(top_k, dtype=np.float64)
     inside = (k >= ks[0]) & (k <= ks[-1])
     kc = np.clip(k, ks[0], ks[-1])
@@ -100,7 +104,9 @@ def lookup(pipeline_code, batch, top_k) -> dict[str, np.ndarray]:
     w = (kc - ks[lo]) / (ks[hi] - ks[lo])
     pi = np.asarray(pipeline_code)
     nan = np.where(inside, 1.0, np.nan)
-    return {name: ((1.0 - w) * v[pi, bi, lo] + w * v[pi, bi, hi]) * nan for name, v in tab.items()}
+    out = {name: ((1.0 - w) * v[pi, bi, lo] + w * v[pi, bi, hi]) * nan for name, v in tab.items() if name != "embed_s"}
+    out["embed_s"] = tab["embed_s"][pi, bi, 0]
+    return out
 
 
 def gpus(pipeline_code) -> np.ndarray:

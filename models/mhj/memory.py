@@ -24,6 +24,7 @@ import numpy as np
 
 from dse.units import CACHELINE_B
 from models.blocks import cache, dram, link, queueing
+from models.blocks.calibration import per_calibration
 
 DEVICES: tuple[str, ...] = ("clm", "asic", "fpga")
 #: One CXL switch and two retimers, both directions (link block: the 115 ns the article
@@ -46,9 +47,17 @@ HOST_PATH_NS = 42.0
 LLC_MB = 320.0
 #: LLC hit latency.  Assumption: ~35 ns on a large mesh (Intel MLC class measurements).
 LLC_NS = 35.0
-LOCAL_NS = HOST_PATH_NS + float(dram.idle_latency_ns(LOCAL_STANDARD, "random"))
-LOCAL_READ_GBPS = LOCAL_CHANNELS * float(dram.saturation_bw_gbps(LOCAL_STANDARD, "random", 1.0))
-LOCAL_MIX_GBPS = LOCAL_CHANNELS * float(dram.saturation_bw_gbps(LOCAL_STANDARD, "random", 0.5))
+
+
+@per_calibration
+def local_memory() -> dict[str, float]:
+    """A node's local DRAM (dram block, calibrated): idle latency seen by a core and the
+    node's read-only and 50/50 saturation bandwidths."""
+    return {
+        "ns": HOST_PATH_NS + float(dram.idle_latency_ns(LOCAL_STANDARD, "random")),
+        "read_gbps": LOCAL_CHANNELS * float(dram.saturation_bw_gbps(LOCAL_STANDARD, "random", 1.0)),
+        "mix_gbps": LOCAL_CHANNELS * float(dram.saturation_bw_gbps(LOCAL_STANDARD, "random", 0.5)),
+    }
 
 
 def line_rate_per_ns(customers, think_ns, latency_ns, bw_gbps) -> np.ndarray:

@@ -67,6 +67,12 @@ POOL_W_PER_128GB = 3.0
 MAP_ENTRY_B = 32.0
 
 
+#: Infeasible points (``run_full``'s reasons).
+CLM_NOT_SHARED = "CXL local memory (pool=clm) is one host's device: MHJ cannot share it across nodes"
+MAP_OVER_POOL = "the MHJ hash map is larger than the CXL pool (pool_capacity_gb)"
+SHJ_OVER_EXECUTOR = "an SHJ executor's share of the hash map is larger than its memory (executor_mem_gb)"
+
+
 class Mhj(Model):
     name = "mhj"
     version = "1"
@@ -171,9 +177,9 @@ class Mhj(Model):
         llc_b = memory.LLC_MB * MB
 
         def local(rows, lines, mix: bool, node_map_b) -> np.ndarray:
-            bw = memory.LOCAL_MIX_GBPS if mix else memory.LOCAL_READ_GBPS
+            bw = memory.local_memory()["mix_gbps"] if mix else memory.local_memory()["read_gbps"]
             hit = memory.llc_hit_frac(node_map_b, 1.0, llc_b)
-            return memory.phase_ns(rows / nodes, lines, p.hash_cpu_ns, node_cores, p.mlp, memory.LOCAL_NS, bw,
+            return memory.phase_ns(rows / nodes, lines, p.hash_cpu_ns, node_cores, p.mlp, memory.local_memory()["ns"], bw,
                                    hit, memory.LLC_NS)[0]
 
         # SHJ: a node holds its partitions of the map; BHJ: every executor its own copy
@@ -231,6 +237,11 @@ class Mhj(Model):
         fits = np.where(is_mhj, map_b <= p.pool_capacity_gb * GB, ~(is_shj & ~small) | (map_b / executors <= p.executor_mem_gb * GB))
         one_host_device = p.is_("pool", "clm") & (nodes > 1)  # CXL local memory is not shareable
         nan = np.where(fits & ~(is_mhj & one_host_device), 1.0, np.nan)
+        infeasible = {
+            CLM_NOT_SHARED: np.asarray(is_mhj & one_host_device),
+            MAP_OVER_POOL: np.asarray(is_mhj & (map_b > p.pool_capacity_gb * GB)),
+            SHJ_OVER_EXECUTOR: np.asarray(is_shj & ~small & (map_b / executors > p.executor_mem_gb * GB)),
+        }
 
         # --- cost: node-hours for everyone; MHJ also pays for its pool device
         pool_gib = p.pool_capacity_gb * GB / GIB
@@ -254,6 +265,7 @@ class Mhj(Model):
         main_b = np.where(small, executors * map_b, np.where(is_shj, map_b, 0.0))
         hashmap_b = np.where(is_mhj, map_b + dims_b, main_b + executors * dims_b)
         return {
+            "infeasible": infeasible,
             "query_s": query_s,
             "speedup_vs_shj_x": t_shj / t * nan,
             "speedup_vs_smj_x": t_smj / t * nan,
@@ -263,7 +275,7 @@ class Mhj(Model):
             "shuffle_gb": np.where(is_mhj, np.where(small, 0.0, b_b), shuffled) / GB,
             "spill_gb": np.where(is_mhj | is_shj, 0.0, spill_b) / GB,
             "hashmap_gb": hashmap_b / GB,
-            "pool_latency_ns": np.where(is_mhj, pool_ns, memory.LOCAL_NS),
+            "pool_latency_ns": np.where(is_mhj, pool_ns, memory.local_memory()["ns"]),
             "pool_util_frac": np.where(is_mhj, np.minimum(lam * CACHELINE_B / pool_read, 1.0), 0.0),
             "pool_wait_ns": np.where(is_mhj, wait, 0.0),
             "pool_time_frac": np.where(is_mhj, (build_pool + probe_pool) / t_mhj, 0.0),

@@ -128,8 +128,10 @@ class Ncs(Model):
         Metric("fleet_saving_pct", "max", "fleet TCO saving against the baseline, %"),
         Metric("coverage_pct", "max", "videos that gain: NCS cheaper than baseline (ncs) / not in the hottest tier (baseline), %"),
         Metric("upgraded_pct", "max", "videos NCS can move to a tier of better service at no extra cost, %"),
-        Metric("crossover_interval_days", None, "access interval above which NCS is cheaper (inf: NCS never pays)"),
-        Metric("crossover_views_per_year", None, "views a year below which NCS is cheaper"),
+        Metric("crossover_interval_days", None, "access interval above which NCS is cheaper (inf: NCS never pays)",
+               inf_means="NCS never pays: no access interval makes it cheaper"),
+        Metric("crossover_views_per_year", None, "views a year below which NCS is cheaper (inf: at any view rate)",
+               inf_means="NCS is cheaper at every view rate (a restore costs no more than a view saves)"),
         Metric("breakeven_views_per_year", None, "views a year below which the baseline leaves the hottest tier"),
     )
 

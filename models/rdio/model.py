@@ -71,6 +71,12 @@ OPS_PER_KIOPS = 1000.0
 PER_OP_KEYS = ("cpu_gw_us", "cpu_own_us", "storage_b", "compute_b")
 
 
+#: Infeasible points (``run_full``'s reasons).
+NO_DATA_DRIVES = "parity_count leaves no data drive (nodes x vols_per_node - parity_count < 1)"
+OPTIMAL_WRITES = "system=optimal mounts the other nodes' volumes read-only: it serves reads only"
+GATEWAYS_DOWN = "more gateways than live nodes (gateways > nodes - failed_nodes)"
+
+
 class RdIO(Model):
     name = "rdio"
     version = "1"
@@ -183,7 +189,8 @@ class RdIO(Model):
 
         nodes, vols, r = arr(p.nodes), arr(p.vols_per_node), arr(p.parity_count)
         k = nodes * vols - r
-        ok = k >= 1.0
+        no_data = k < 1.0
+        ok = ~no_data
         k = np.maximum(k, 1.0)
         minio = np.broadcast_to(p.is_("system", "minio"), (n,))
         optimal = np.broadcast_to(p.is_("system", "optimal"), (n,))
@@ -191,7 +198,8 @@ class RdIO(Model):
         object_b = arr(p.object_kb) * KIB
         read_frac = arr(p.pick("workload", _WORKLOADS))
         # Optimal mounts the other nodes' volumes read-only: reads only (L827)
-        ok &= ~(optimal & (read_frac < 1.0))
+        optimal_writes = optimal & (read_frac < 1.0)
+        ok &= ~optimal_writes
 
         # --- FileMap cache (M7): LRU over Zipf popularity; the working-set bound of the
         # cache block (exact for a cache holding everything, as in the paper's runs)
@@ -231,7 +239,8 @@ class RdIO(Model):
         # ``gateways`` nodes; a request's owner-side work spreads over the other live nodes.
         g = arr(p.gateways)
         owners = np.maximum(nodes - 1.0 - arr(p.failed_nodes), 1.0)
-        ok &= g <= nodes - arr(p.failed_nodes)
+        few_live = g > nodes - arr(p.failed_nodes)
+        ok &= ~few_live
         cores = arr(p.cores_per_node) * HT_GAIN
         wire_b_per_us = paths.gbit_s_to_b_per_us(arr(p.link_gbit_s)) * FDR_CODING
         initiator_b_per_us = arr(p.initiator_gbps) * paths.B_PER_US_PER_GBPS
@@ -304,6 +313,7 @@ class RdIO(Model):
 
         bad = np.where(ok, 1.0, np.nan)
         return {
+            "infeasible": {NO_DATA_DRIVES: no_data, OPTIMAL_WRITES: optimal_writes, GATEWAYS_DOWN: few_live},
             "throughput_kiops": ops_per_s / OPS_PER_KIOPS * bad,
             "throughput_gbps": gbps * bad,
             "latency_us": resp_us * bad,

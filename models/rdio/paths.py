@@ -20,6 +20,7 @@ import numpy as np
 
 from dse.units import B_PER_S_PER_GBPS, BITS_PER_BYTE, NS_PER_US, US_PER_S
 from models.blocks import flash, link
+from models.blocks.calibration import per_calibration
 
 #: Bytes per microsecond at 1 GB/s.
 B_PER_US_PER_GBPS = B_PER_S_PER_GBPS / US_PER_S
@@ -74,16 +75,25 @@ def ssd_write_us(io_b: np.ndarray) -> np.ndarray:
 
 
 # The drive's sustained I/O rate for every direct-I/O size (multiples of 4 KiB) up to 2 MiB
-# (a shard never exceeds the 1 MiB erasure block), tabulated once from the flash block (its
-# saturation search iterates); beyond
-# the table the rate is bandwidth-bound and scales as 1 / size.
+# (a shard never exceeds the 1 MiB erasure block), tabulated once per calibration from the
+# flash block (its saturation search iterates); beyond the table the rate is
+# bandwidth-bound and scales as 1 / size.
 _SAT_MAX_BLOCKS = 512
 _SAT_SIZES_B = FS_BLOCK_B * np.arange(1, _SAT_MAX_BLOCKS + 1)
-_SAT = {
-    False: flash.saturation_iops(SSD, _SAT_SIZES_B, 1.0, "random"),
-    True: flash.saturation_iops(SSD, _SAT_SIZES_B, 0.0, "random"),
-}
-#: The same sizes' unloaded read latency (us); the block's queueing stations are costly per call.
+
+
+@per_calibration
+def _sat_iops() -> dict[bool, np.ndarray]:
+    """Sustained IOPS per table size, reads (False) and writes (True), under the calibration
+    in force (flash block)."""
+    return {
+        False: flash.saturation_iops(SSD, _SAT_SIZES_B, 1.0, "random"),
+        True: flash.saturation_iops(SSD, _SAT_SIZES_B, 0.0, "random"),
+    }
+
+
+#: The same sizes' unloaded read latency (us; the flash block's unloaded path, which no
+#: calibration changes); the block's queueing stations are costly per call.
 _READ_US = flash.unloaded_latency_us(SSD, _SAT_SIZES_B, 1.0, "random")
 
 
@@ -92,7 +102,7 @@ def ssd_sat_iops(io_b: np.ndarray, write: bool) -> np.ndarray:
     multiple of 4 KiB; flash block bottleneck: dies, channels, PCIe)."""
     blocks = np.asarray(io_b, dtype=np.float64) / FS_BLOCK_B
     idx = np.clip(np.ceil(blocks), 1, _SAT_MAX_BLOCKS).astype(np.int64) - 1
-    return _SAT[write][idx] * np.minimum(_SAT_MAX_BLOCKS / np.maximum(blocks, 1.0), 1.0)
+    return _sat_iops()[write][idx] * np.minimum(_SAT_MAX_BLOCKS / np.maximum(blocks, 1.0), 1.0)
 
 
 def _nvmeof_coefficients() -> dict[tuple[str, bool], np.ndarray]:
