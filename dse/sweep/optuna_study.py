@@ -102,9 +102,9 @@ def open_storage(url: str) -> Any:
     """Open an RDB storage URL, failing with one line if it cannot be used."""
     import optuna
 
-    if not url.startswith(("sqlite:", "postgresql", "mysql")):
+    if not url.startswith(("sqlite:", "postgresql", "postgres://", "mysql")):
         raise DseError(f"--storage {url!r}: allowed forms: sqlite:///FILE, postgresql://USER@HOST/DB, mysql://...")
-    url = absolute_url(url)
+    url = canonical_url(url)
     try:
         return optuna.storages.RDBStorage(url, engine_kwargs=_engine_kwargs(url))
     except Exception as exc:  # driver errors vary by backend
@@ -112,9 +112,18 @@ def open_storage(url: str) -> Any:
         raise DseError(f"--storage {_safe(url)} cannot be used: {msg}") from None
 
 
-def absolute_url(url: str) -> str:
-    """``sqlite:///rel.db`` names a file relative to the current folder; workers (Ray's
-    included) run elsewhere, so every process is given the absolute path."""
+#: PostgreSQL URLs naming a driver this package does not ship, mapped to the one it does:
+#: psycopg 3, SQLAlchemy 2.1's default for a bare ``postgresql://``.
+PG_DRIVER_ALIASES = ("postgresql+psycopg2://", "postgres://")
+
+
+def canonical_url(url: str) -> str:
+    """The storage URL every process uses: ``sqlite:///rel.db`` names a file relative to
+    the current folder and workers (Ray's included) run elsewhere, so it becomes absolute;
+    ``postgresql+psycopg2://`` and ``postgres://`` use the shipped driver (psycopg 3)."""
+    for alias in PG_DRIVER_ALIASES:
+        if url.startswith(alias):
+            return "postgresql+psycopg://" + url[len(alias):]
     prefix = "sqlite:///"
     if url.startswith(prefix):
         path = url[len(prefix) :]
@@ -547,7 +556,7 @@ def _storages(folder: Any, storage: Any, storage_url: str | None, live: Any) -> 
     if storage is None:
         path = journal_path(folder)
         return _journal(path, live), _journal_spec(path, live), path
-    url = absolute_url(storage_url or "")
+    url = canonical_url(storage_url or "")
     return storage, _rdb_spec(url), _safe(url)
 
 
