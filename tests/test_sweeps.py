@@ -203,3 +203,25 @@ def test_unreachable_ray_address_exits_2_and_writes_nothing(space_file, tmp_path
     assert not out.exists()
     code, _, err = cli("sweep", space_file(), "--address", "127.0.0.1:1", "--out", out, "-q")
     assert code == 2 and "--backend ray" in err
+
+
+def test_parquet_files_describe_themselves(space_file, tmp_path):
+    """Objectives, units, model and code hashes, fixed values and calibration ride in the
+    Parquet key-value metadata, for readers that never open manifest.json."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    from dse.sweep.run import PARQUET_META_KEY, SweepOptions, run_sweep
+    from tests.conftest import SMALL_SPACE
+
+    text = SMALL_SPACE.replace("[objectives]", '[fixed]\nlink_gen = "pcie6"\nflit_mode = "256B"\n[objectives]')
+    res = run_sweep(space_file(text), SweepOptions(out=tmp_path / "o", progress=False))
+    manifest = json.loads((res.path / "manifest.json").read_text())
+    for name in ("points.parquet", "pareto.parquet"):
+        doc = json.loads(pq.read_schema(res.path / name).metadata[PARQUET_META_KEY])
+        assert doc["objectives"] == manifest["objectives"]
+        assert doc["fixed"] == {"link_gen": "pcie6", "flit_mode": "256B"}  # labels, not codes
+        assert doc["units"]["loaded_read_latency_ns"] == "ns" and doc["units"]["usd_per_gib"] == "usd_per_gib"
+        assert doc["model"]["code"] == manifest["model"]["code"]
+        assert doc["calibration"]["files"] == manifest["calibration"]["files"]

@@ -406,7 +406,8 @@ def finalize(space: Space, results: store.ResultsDir, draws: int = 0) -> dict[st
                 ids = table.column("point_id").to_numpy()
                 table = table.append_column("p_pareto", pa.array(robust.p_pareto_column(ids, robust_ids, robust_share)))
             if writer is None:
-                writer = pq.ParquetWriter(tmp, table.schema, compression="zstd")
+                meta = parquet_metadata(space)
+                writer = pq.ParquetWriter(tmp, table.schema.with_metadata(meta), compression="zstd")
             writer.write_table(table)
             n_points += table.num_rows
             feas = table.column("feasible").to_numpy(zero_copy_only=False)
@@ -438,7 +439,7 @@ def finalize(space: Space, results: store.ResultsDir, draws: int = 0) -> dict[st
         empty = pq.read_schema(parts[0]).empty_table()
         front = empty
     front = front.sort_by([(next(iter(objectives)), "ascending" if next(iter(objectives.values())) == "min" else "descending")])
-    store.write_parquet(results.pareto_path(), front)
+    store.write_parquet(results.pareto_path(), front.replace_schema_metadata(parquet_metadata(space)))
     store.verify_parquet(results.points_path(), n_points)
     store.verify_parquet(results.pareto_path(), front.num_rows)
     hv = 0.0
@@ -455,6 +456,39 @@ def finalize(space: Space, results: store.ResultsDir, draws: int = 0) -> dict[st
             for (k, d), a, b in zip(objectives.items(), lo if lo is not None else [], hi if hi is not None else [])
         },
     }
+
+
+#: Key of the key-value metadata a results Parquet file carries about itself.
+PARQUET_META_KEY = b"cxl-dse"
+
+
+def parquet_metadata(space: Space) -> dict[bytes, bytes]:
+    """What a points/pareto Parquet file says about itself, for readers without the
+    manifest (Polars, pandas, DuckDB): objectives and directions, units, the model and its
+    code hashes, the fixed parameters, the calibration files, the knobs."""
+    import json
+
+    import dse
+    from dse import units
+
+    pmap, mmap = space.model.param_map(), space.model.metric_map()
+    unit = {n: units.unit_of(n) for n in list(pmap) + list(mmap)}
+    doc = {
+        "tool": f"cxl-dse {dse.__version__}",
+        "space": {"name": space.name, "sha256": space.sha256},
+        "model": {"name": space.model.name, "version": space.model.version, "code": _code_hash(space)},
+        "objectives": space.objectives,
+        "knobs": [k.name for k in space.knobs],
+        "fixed": {k: _plain(space.decode(k, np.asarray(v))) for k, v in space.fixed.items()},
+        "units": {k: u for k, u in unit.items() if u},
+        "calibration": calibration_info(),
+    }
+    return {PARQUET_META_KEY: json.dumps(doc, sort_keys=True).encode()}
+
+
+def _plain(v: Any) -> Any:
+    arr = np.asarray(v, dtype=object)
+    return arr.item() if arr.ndim == 0 else arr.tolist()
 
 
 def build_manifest(
