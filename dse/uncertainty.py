@@ -173,12 +173,17 @@ def uncertain_params(model: Any, fixed: set[str], width: float | None = None) ->
 def draws(model: Any, fixed: dict[str, Any], n: int, seed: int = 0, width: float | None = None) -> dict[str, np.ndarray]:
     """``n`` joint draws of the uncertain parameters (Sobol, scrambled, seeded), the
     fixed ones passed through: columns ready for ``model.run``."""
+    return {**fixed, **sample_uncertain(model, set(fixed), n, seed, width)}
+
+
+def sample_uncertain(model: Any, fixed: set[str], n: int, seed: int = 0, width: float | None = None) -> dict[str, np.ndarray]:
+    """``n`` joint draws of every uncertain parameter not in ``fixed`` (name -> column)."""
     if n < 2:
         raise DseError(f"--samples {n}: at least 2 draws are needed for an interval")
     if width is not None and not (0 < width < 10):
         raise DseError(f"--width {width}: give a relative width in (0, 10), e.g. 0.3 for +-30 %")
-    varying = uncertain_params(model, set(fixed), width)
-    cols: dict[str, Any] = dict(fixed)
+    varying = uncertain_params(model, fixed, width)
+    cols: dict[str, np.ndarray] = {}
     if not varying:
         return cols
     from scipy.stats import qmc

@@ -42,13 +42,12 @@ def evaluate_robust(space: Space, inputs: dict[str, np.ndarray], point_ids: np.n
     import pyarrow as pa
 
     from dse.sweep.evaluate import evaluate_inputs
-    from dse.uncertainty import draws as draw_params
+    from dse.uncertainty import sample_uncertain
 
     table = evaluate_inputs(space, inputs, point_ids)  # the nominal design (defaults)
     b = len(point_ids)
     fixed = {**space.fixed, **{k: v for k, v in inputs.items()}}
-    sampled = {k: v for k, v in draw_params(space.model, {k: None for k in fixed}, draws, uq_seed(seed)).items()
-               if isinstance(v, np.ndarray)}
+    sampled = sample_uncertain(space.model, set(fixed), draws, uq_seed(seed))
     cols: dict[str, Any] = {k: (np.repeat(v, draws) if np.ndim(v) else v) for k, v in fixed.items()}
     cols.update({k: np.tile(v, b) for k, v in sampled.items()})
     ev = space.model.run_full(cols, checked=True)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -109,6 +111,7 @@ class _Plan:
     sampler: str
     total: int
     fingerprint: dict[str, Any]
+    draws: int = 0  # uncertainty draws per design point (a robust front); 0: none
 
 
 def _plan(space: Space, opts: SweepOptions) -> _Plan:
@@ -136,12 +139,13 @@ def _plan(space: Space, opts: SweepOptions) -> _Plan:
     _check_int("--chunk-points", opts.chunk_points, 1, MAX_BATCH)
     if opts.batch is not None and strategy != "optuna":
         raise DseError("--batch is only used by --strategy optuna (trials asked together)")
-    if opts.uncertainty is None and space.defaults.uncertainty is not None and strategy != "optuna":
-        opts.uncertainty = space.defaults.uncertainty  # the space's [sweep] asks for a robust front
-    if opts.uncertainty is not None:
+    draws = opts.uncertainty
+    if draws is None and strategy != "optuna":
+        draws = space.defaults.uncertainty  # the space's [sweep] may ask for a robust front
+    if draws is not None:
         from dse.sweep import robust
 
-        _check_int("--uncertainty", opts.uncertainty, robust.MIN_DRAWS, robust.MAX_DRAWS)
+        _check_int("--uncertainty", draws, robust.MIN_DRAWS, robust.MAX_DRAWS)
         if strategy == "optuna" or opts.backend != "local":
             raise DseError("--uncertainty runs with --strategy grid/sobol/random on --backend local")
     if opts.workers is not None and opts.backend != "ray":
@@ -179,9 +183,9 @@ def _plan(space: Space, opts: SweepOptions) -> _Plan:
         fingerprint["trials"] = trials
     if strategy == "optuna":
         fingerprint["sampler"] = sampler
-    if opts.uncertainty:
-        fingerprint["uncertainty_draws"] = opts.uncertainty
-    return _Plan(strategy, seed, trials, sampler, total, fingerprint)
+    if draws:
+        fingerprint["uncertainty_draws"] = draws
+    return _Plan(strategy, seed, trials, sampler, total, fingerprint, draws or 0)
 
 
 def _code_hash(space: Space) -> dict[str, Any]:
@@ -217,12 +221,7 @@ def _join(space: Space, plan: "_Plan", opts: SweepOptions, storage: Any, out: Pa
     writes nothing but trials into the study: its owner finalizes."""
     from dse.sweep import optuna_study
 
-    ray_ctx = None
-    try:
-        if opts.backend == "ray":
-            from dse.sweep import ray_backend
-
-            ray_ctx = ray_backend.connect(opts.address, opts.workers)
+    with _ray(opts) as ray_ctx:
         info = optuna_study.join(
             space,
             folder=out,
@@ -235,10 +234,22 @@ def _join(space: Space, plan: "_Plan", opts: SweepOptions, storage: Any, out: Pa
             workers=opts.workers,
             progress=opts.progress,
         )
-    finally:
-        if ray_ctx is not None:
-            ray_ctx.close()
     return SweepResult(out, {"join": info})
+
+
+@contextlib.contextmanager
+def _ray(opts: SweepOptions) -> Iterator[Any]:
+    """The Ray context of ``--backend ray`` (None for local), closed after the run."""
+    if opts.backend != "ray":
+        yield None
+        return
+    from dse.sweep import ray_backend
+
+    ctx = ray_backend.connect(opts.address, opts.workers)
+    try:
+        yield ctx
+    finally:
+        ctx.close()
 
 
 def _execute(
@@ -252,12 +263,7 @@ def _execute(
 ) -> tuple[dict[str, Any], dict[str, float], dict[str, Any]]:
     """Evaluate (chunks or an Optuna study, locally or on Ray) and merge the results."""
     timings: dict[str, float] = {}
-    ray_ctx = None
-    try:
-        if opts.backend == "ray":
-            from dse.sweep import ray_backend
-
-            ray_ctx = ray_backend.connect(opts.address, opts.workers)
+    with _ray(opts) as ray_ctx:
         t_eval = time.perf_counter()
         if plan.strategy == "optuna":
             from dse.sweep import optuna_study
@@ -278,16 +284,13 @@ def _execute(
                 fingerprint=plan.fingerprint,
             )
         else:
-            extra = _run_chunks(space, results, plan.strategy, plan.seed, plan.total, opts, ray_ctx, interrupted)
+            extra = _run_chunks(space, results, plan, opts, ray_ctx, interrupted)
         timings["evaluate_s"] = time.perf_counter() - t_eval
         interrupted.check()
         t_fin = time.perf_counter()
-        summary = finalize(space, results, draws=opts.uncertainty or 0)
+        summary = finalize(space, results, draws=plan.draws)
         timings["write_and_pareto_s"] = time.perf_counter() - t_fin
         interrupted.check()
-    finally:
-        if ray_ctx is not None:
-            ray_ctx.close()
     return summary, timings, extra
 
 
@@ -332,16 +335,9 @@ class interrupt_guard:
 
 
 def _run_chunks(
-    space: Space,
-    results: store.ResultsDir,
-    strategy: str,
-    seed: int,
-    total: int,
-    opts: SweepOptions,
-    ray_ctx: Any,
-    interrupted: _Interrupted,
+    space: Space, results: store.ResultsDir, plan: _Plan, opts: SweepOptions, ray_ctx: Any, interrupted: _Interrupted
 ) -> dict[str, Any]:
-    draws = opts.uncertainty or 0
+    strategy, seed, total, draws = plan.strategy, plan.seed, plan.total, plan.draws
     size = opts.chunk_points or (_chunk_size(space) if not draws else robust.chunk_points(draws, _chunk_size(space)))
     all_chunks = chunks(total, size)
     done = results.done_parts()
