@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,traces]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,traces,peer]'
 	@# Optuna's GP sampler needs PyTorch; install the CPU build when it is available offline
 	@# (no multi-GB download); otherwise the GP tests are skipped and the sampler says why.
 	-@$(BIN)/python -m pip install --quiet --no-index 'torch==2.13.0' >/dev/null 2>&1 \

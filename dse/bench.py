@@ -234,7 +234,22 @@ def block_rows(min_seconds: float, only: str | None = None) -> list[BenchRow]:
             if target is None and not modname.endswith("llm.bench") and case not in ITERATIVE_BLOCK_CASES:
                 target = BLOCK_TARGET_PER_S
             rows.append(BenchRow("block", case, time_case(fn, min_seconds), target, ITERATIVE_BLOCK_CASES.get(case, "")))
-    return rows
+    return rows + peer_rows(min_seconds, only)
+
+
+def peer_rows(min_seconds: float, only: str | None = None) -> list[BenchRow]:
+    """A peer's speed beside our blocks, no target: GenZ (``genz-llm``, the ``peer`` extra)
+    configurations/s, each a prefill and a decode estimate (models/blocks/llm/genz_peer.py)."""
+    name = "genz.llm_serve_configs"
+    if only and not name.startswith(only):
+        return []
+    from models.blocks.llm import genz_peer
+
+    if not genz_peer.available():
+        return [BenchRow("peer", name, 0.0, None, f"skipped: {genz_peer.MISSING}")]
+    rate = time_case(genz_peer.bench_case(), min_seconds, max_repeats=5)
+    return [BenchRow("peer", name, rate, None, f"GenZ {genz_peer.genz_version()}: 4 configs per call, "
+                     "each a prefill + a decode estimate; compare llm-serve, llm.inference_sweep")]
 
 
 #: Appended to a measured child's code: ``PEAK_KIB`` in its last ``print`` is replaced by the

@@ -9,6 +9,8 @@ A claims file (YAML) lives next to each model (``models/<arch>/claims.yaml``)::
         source: "Pond (ASPLOS'23), Sec. 2"
         description: "CXL adds 70-90 ns over local DRAM"
         headline: true             # headline claims decide the exit status
+        kind: prediction           # prediction (default) | anchor: a constant is fitted to it
+                                   # | echo: the expected value is itself a model input
         scenarios:
           cxl: {ctrl_latency_ns: 40, switch_hops: 0}
         expr: "cxl.idle_read_latency_ns - cxl.local_dram_latency_ns"
@@ -26,7 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -43,6 +45,10 @@ class _Claim(BaseModel):
     source: str
     description: str = ""
     headline: bool = True
+    #: prediction: nothing was fitted to it; anchor: a constant was fitted to it (in-fit,
+    #: ``dse validate --cv`` refits without it); echo: its value is a model input (or set
+    #: from the same sentence), so reproducing it shows nothing - excluded from pass rates.
+    kind: Literal["prediction", "anchor", "echo"] = "prediction"
     model: str | None = None
     scenarios: dict[str, dict[str, Any]] = Field(min_length=1)
     expr: str
@@ -95,6 +101,8 @@ class ClaimResult:
     p5: float | None = None
     p95: float | None = None
     inside: bool | None = None
+    #: prediction, anchor or echo (see ``_Claim.kind``).
+    kind: str = "prediction"
 
     def as_dict(self) -> dict[str, Any]:
         d = dict(self.__dict__)
@@ -162,15 +170,19 @@ def _scenario_env(model: Any, name: str, params: dict[str, Any], path: Path, cid
 
 
 def evaluate_claims(
-    path: Path, only_model: str | None = None, overrides: dict[str, dict[str, float]] | None = None
+    path: Path, only_model: str | None = None, overrides: dict[str, dict[str, float]] | None = None,
+    only_ids: set[str] | None = None,
 ) -> list[ClaimResult]:
-    """Every claim of a file, model against paper.  ``overrides`` (model -> parameter ->
-    value) replaces defaults a claim's scenarios do not set (one uncertainty draw)."""
+    """Every claim of a file (or those in ``only_ids``), model against paper.  ``overrides``
+    (model -> parameter -> value) replaces defaults a claim's scenarios do not set (one
+    uncertainty draw, or constants refitted without an anchor)."""
     from dse import registry
 
     spec = load_claims(path)
     out: list[ClaimResult] = []
     for c in spec.claims:
+        if only_ids is not None and c.id not in only_ids:
+            continue
         mname = c.model or spec.model
         if only_model and mname != only_model and spec.model != only_model:
             continue
@@ -199,6 +211,41 @@ def evaluate_claims(
         value = float(arr.reshape(-1)[0]) if arr.ndim else float(arr)
         out.append(_judge(c, mname, value))
     return out
+
+
+def claim_value(path: Path, claim_id: str, overrides: dict[str, dict[str, float]] | None = None) -> float:
+    """The model's value of one claim (for a model's leave-one-out refit: evaluate the
+    left-out anchor with the constants fitted without it, as parameter ``overrides``)."""
+    rows = evaluate_claims(path, overrides=overrides, only_ids={claim_id})
+    if not rows:
+        raise DseError(f"{path}: no claim {claim_id!r}")
+    return rows[0].value
+
+
+def pass_counts(results: list[ClaimResult]) -> dict[str, tuple[int, int]]:
+    """(within tolerance, total) of headline and other claims, echoes excluded (their
+    value is a model input), and the number of echoes."""
+    scored = [r for r in results if r.kind != "echo"]
+    head = [r for r in scored if r.headline]
+    other = [r for r in scored if not r.headline]
+    return {
+        "headline": (sum(r.passed for r in head), len(head)),
+        "other": (sum(r.passed for r in other), len(other)),
+        "echo": (sum(r.passed for r in results if r.kind == "echo"), len(results) - len(scored)),
+    }
+
+
+def error_pct(expected: float | tuple[float, float], value: float) -> float:
+    """Signed error of ``value`` against a number (relative, %), or its distance outside an
+    interval relative to the nearer edge (0 inside)."""
+    if isinstance(expected, tuple):
+        lo, hi = sorted(expected)
+        if lo <= value <= hi:
+            return 0.0
+        edge = lo if value < lo else hi
+        return (value - edge) / abs(edge) * 100 if edge else math.inf
+    exp = float(expected)
+    return (value - exp) / abs(exp) * 100 if exp else (0.0 if value == 0 else math.inf)
 
 
 def _with_overrides(model: Any, params: dict[str, Any], overrides: dict[str, float]) -> dict[str, Any]:
@@ -249,16 +296,11 @@ def _judge(c: _Claim, model: str, value: float) -> ClaimResult:
         slack_lo = (abs(lo) * rel if rel is not None else 0.0) + (c.tolerance_abs or 0.0)
         slack_hi = (abs(hi) * rel if rel is not None else 0.0) + (c.tolerance_abs or 0.0)
         passed = math.isfinite(value) and lo - slack_lo <= value <= hi + slack_hi
-        if lo <= value <= hi:
-            err = 0.0
-        else:
-            edge = lo if value < lo else hi
-            err = (value - edge) / abs(edge) * 100 if edge else math.inf
     else:
         exp = float(c.expected)
-        err = (value - exp) / abs(exp) * 100 if exp else (0.0 if value == 0 else math.inf)
         slack = (abs(exp) * rel if rel is not None else 0.0) + (c.tolerance_abs or 0.0)
         passed = math.isfinite(value) and abs(value - exp) <= slack + 1e-12
+    err = error_pct(c.expected, value)
     tol = []
     if rel is not None:
         tol.append(f"±{rel * 100:g}%")
@@ -272,6 +314,7 @@ def _judge(c: _Claim, model: str, value: float) -> ClaimResult:
         headline=c.headline,
         expected=c.expected,
         value=value,
+        kind=c.kind,
         error_pct=err,
         tolerance=" ".join(tol),
         passed=passed,

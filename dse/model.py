@@ -16,12 +16,12 @@ inf that the model did not declare is caught by a safety net with a generic reas
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from dse import units
+from dse import families, units
 from dse.errors import DseError, allowed_list, did_you_mean
 
 Direction = Literal["min", "max"]
@@ -109,6 +109,10 @@ class Metric:
 #: Key of ``evaluate``'s result declaring infeasible points: {short reason: bool mask
 #: (scalar or column)}.  The first reason that applies to a point wins (dict order).
 INFEASIBLE = "infeasible"
+#: Engine methods a model must not override (one did, and lost its common metrics).
+_ENGINE_HOOKS = ("_evaluate", "_columns", "_batches", "_reasons_of", "_metrics_of", "run", "run_full")
+#: Reason of a family model's point that does no work.
+NO_WORK = "does no work (work_per_s <= 0)"
 #: Suffix of the safety net's reasons (a NaN or inf the model did not declare).
 UNDECLARED = "(undeclared model limit)"
 
@@ -222,6 +226,28 @@ class Model:
     #: shipped models: 32768 beats 8192 by 10-60% and whole 1e5-point batches on most.
     #: 0 disables slicing.
     eval_chunk: ClassVar[int] = 32768
+    #: The workload family the model serves (``dse.families``); a family model returns
+    #: ``work_per_s``, ``capex_usd``, ``power_w`` and the family's latency metric, and the
+    #: engine adds the common parameters and ``tco_usd`` / ``usd_per_work``.
+    family: ClassVar[str | None] = None
+    #: Family workload knob -> this model's parameter, for knobs the model names
+    #: differently (a knob the model has under its own name maps itself).
+    workload_map: ClassVar[Mapping[str, str]] = {}
+    #: What ``capex_usd`` and ``power_w`` cover (the system boundary), in one sentence.
+    boundary: ClassVar[str] = ""
+    #: Parameter values a comparison applies unless an architecture sets them itself: those
+    #: under which the family's workload knobs drive the model (``{"size_from": "value_b"}``
+    #: where the article's own size wins by default), and production settings in place of
+    #: an article's prototype ones (a 3 GHz host instead of a 100 MHz FPGA softcore).
+    family_fixed: ClassVar[Mapping[str, Any]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        engine = [n for n in _ENGINE_HOOKS if n in cls.__dict__]
+        if engine:
+            raise TypeError(f"model {cls.__name__} defines {engine[0]}, an engine method; name its own helper otherwise")
+        if cls.__dict__.get("family") is not None:
+            _join_family(cls)
 
     # ----------------------------------------------------------------- to implement
     def evaluate(self, p: Batch) -> dict[str, Any]:  # pragma: no cover - abstract
@@ -325,7 +351,7 @@ class Model:
         Infeasible points keep whatever the model gives (often NaN); ``run_full`` says
         which they are and why."""
         cols, n = self._columns(inputs, checked)
-        pieces = [self._metrics_of(self.evaluate(b), b.n) for b in self._batches(cols, n)]
+        pieces = [self._metrics_of(self._evaluate(b), b.n) for b in self._batches(cols, n)]
         if len(pieces) == 1:
             return pieces[0]
         return {k: np.concatenate([piece[k] for piece in pieces]) for k in pieces[0]}
@@ -337,7 +363,7 @@ class Model:
         codes: dict[str, int] = {}
         pieces, reasons = [], []
         for b in self._batches(cols, n):
-            out = self.evaluate(b)
+            out = self._evaluate(b)
             metrics = self._metrics_of(out, b.n)
             pieces.append(metrics)
             reasons.append(self._reasons_of(out.get(INFEASIBLE) or {}, metrics, b.n, codes))
@@ -347,6 +373,25 @@ class Model:
             metrics = {k: np.concatenate([piece[k] for piece in pieces]) for k in pieces[0]}
             reason = np.concatenate(reasons)
         return Evaluation(metrics, reason < 0, reason, tuple(codes))
+
+    def _evaluate(self, b: Batch) -> dict[str, Any]:
+        """``evaluate`` plus, for a family model, the common cost columns and the
+        infeasibility of a point that does no work."""
+        out = self.evaluate(b)
+        if self.family is None:
+            return out
+        out = dict(out)
+        out.update(families.tco_columns(out, b, families.family(self.family)))
+        declared = dict(out.get(INFEASIBLE) or {})
+        declared.setdefault(NO_WORK, families.no_work_mask(out))
+        out[INFEASIBLE] = declared
+        return out
+
+    @classmethod
+    def workload_param(cls, knob: str) -> str | None:
+        """This model's parameter for a family workload knob (None: it cannot map it)."""
+        name = cls.workload_map.get(knob, knob)
+        return name if name in cls.param_map() else None
 
     def _columns(self, inputs: Mapping[str, Any] | None, checked: bool) -> tuple[dict[str, Any], int]:
         """Checked (unless ``checked``) engine columns with defaults filled, and n."""
@@ -428,6 +473,61 @@ class Model:
     def point(self, **overrides: Any) -> dict[str, float]:
         """Evaluate one design point; metric -> float."""
         return {k: float(v[0]) for k, v in self.run(overrides).items()}
+
+
+def knob_params(family_name: str, *names: str) -> tuple[Param, ...]:
+    """Parameters for a family's workload knobs (all of them when no names are given):
+    the same name, default, bounds and source in every model that serves the family."""
+    fam = families.family(family_name)
+    knobs = fam.knobs if not names else tuple(fam.knob(n) for n in names)
+    return tuple(Param(k.name, k.default, f"{fam.name} workload: {k.source}", bounds=k.bounds, doc=k.doc, integer=k.integer) for k in knobs)
+
+
+def _common_params() -> tuple[Param, ...]:
+    from models.blocks import cost  # noqa: PLC0415 - the engine's defaults come from the cost block's tables
+
+    return (
+        Param("years", families.YEARS, families.YEARS_SOURCE, bounds=(0.25, 30.0), doc="ownership period of the TCO"),
+        Param("usd_per_kwh", cost.USD_PER_KWH, "cost block prices/energy.csv: U.S. EIA 2023 commercial average", bounds=(0.0, 2.0),
+              doc="electricity price"),
+        Param("pue", cost.PUE, "cost block prices/energy.csv: Uptime Institute 2023 average", bounds=(1.0, 3.0), doc="power usage effectiveness"),
+        Param("upkeep_frac_per_year", families.UPKEEP_FRAC_PER_YEAR, families.UPKEEP_SOURCE, bounds=(0.0, 1.0),
+              doc="maintenance per year as a share of capex"),
+    )
+
+
+def _common_metrics(fam: families.Family) -> tuple[Metric, ...]:
+    return (
+        Metric("work_per_s", "max", f"sustained work, {fam.work_unit}s per second ({fam.name})"),
+        Metric("capex_usd", "min", "purchase price of the whole system (see the model's boundary)"),
+        Metric("power_w", "min", "wall power of the same boundary"),
+        Metric("tco_usd", "min", "capex + years x (energy x PUE + upkeep)"),
+        Metric("usd_per_work", "min", f"{fam.usd_per_work_label}: TCO over the work done in the period"),
+    )
+
+
+def _join_family(cls: type[Model]) -> None:
+    """Give a family model the common parameters and metrics and check its mapping."""
+    fam = families.family(cls.family)  # type: ignore[arg-type]
+    have = {p.name for p in cls.params}
+    cls.params = tuple(cls.params) + tuple(p for p in _common_params() if p.name not in have)
+    have_m = {m.name for m in cls.metrics}
+    cls.metrics = tuple(cls.metrics) + tuple(m for m in _common_metrics(fam) if m.name not in have_m)
+    names = {m.name for m in cls.metrics}
+    if fam.latency_metric not in names:
+        raise TypeError(f"model {cls.__name__} serves {fam.name} but has no metric {fam.latency_metric}")
+    knobs = {k.name for k in fam.knobs}
+    pnames = {p.name for p in cls.params}
+    for knob, param in cls.workload_map.items():
+        if knob not in knobs:
+            raise TypeError(f"model {cls.__name__}: workload_map key {knob!r} is not a {fam.name} knob ({sorted(knobs)})")
+        if param not in pnames:
+            raise TypeError(f"model {cls.__name__}: workload_map[{knob!r}] = {param!r} is not one of its parameters")
+    if not cls.boundary:
+        raise TypeError(f"model {cls.__name__} serves {fam.name} but does not state its cost boundary")
+    for param in cls.family_fixed:
+        if param not in pnames:
+            raise TypeError(f"model {cls.__name__}: family_fixed names {param!r}, not one of its parameters")
 
 
 def _has_bool(value: Any) -> bool:

@@ -27,6 +27,12 @@ def _entries() -> dict[str, str]:
     return entries
 
 
+def refresh() -> None:
+    """Forget the cached registry (after a plug-in or test registers a model)."""
+    _entries.cache_clear()
+    model_class.cache_clear()
+
+
 def model_package(name: str) -> str:
     """The dotted package of a registered model (``models.cxl_expander``)."""
     entries = _entries()

@@ -83,7 +83,7 @@ class _Range(BaseModel):
         return self
 
 
-class _SweepDefaults(BaseModel):
+class SweepDefaults(BaseModel):
     model_config = ConfigDict(extra="forbid")
     strategy: Literal["grid", "sobol", "random", "optuna"] = "grid"
     trials: int = Field(default=1000, ge=1)
@@ -102,7 +102,20 @@ class _SpaceFile(BaseModel):
     fixed: dict[str, Any] = Field(default_factory=dict)
     objectives: dict[str, Literal["min", "max"]] = Field(min_length=1)
     constraints: dict[str, str] = Field(default_factory=dict)
-    sweep: _SweepDefaults = Field(default_factory=_SweepDefaults)
+    sweep: SweepDefaults = Field(default_factory=SweepDefaults)
+    #: The article's own proposed configuration: ``source`` plus parameter = value.
+    paper_design: dict[str, Any] = Field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PaperDesign:
+    """The article's proposed design point of a space (engine values: codes for labels)."""
+
+    source: str
+    values: dict[str, Any]
+    #: Knobs that describe the job (or prices), held equal when the design is compared
+    #: with the swept ones, besides the model family's workload knobs.
+    hold: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -145,13 +158,16 @@ class Space:
     fixed: dict[str, Any]
     objectives: dict[str, str]
     constraints: dict[str, Expr]
-    defaults: _SweepDefaults
+    defaults: SweepDefaults
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
     sha256: str = ""
+    paper_design: PaperDesign | None = None
+    #: A name other than the file's stem (one architecture of a comparison file).
+    label: str = ""
 
     @property
     def name(self) -> str:
-        return self.path.stem
+        return self.label or self.path.stem
 
     @property
     def grid_size(self) -> int:
@@ -191,7 +207,7 @@ def _loc(err: dict[str, Any]) -> str:
     return ".".join(cleaned) or "(top level)"
 
 
-_ALLOWED_TOP = "model, description, [knobs], [fixed], [objectives], [constraints], [sweep]"
+_ALLOWED_TOP = "model, description, [knobs], [fixed], [objectives], [constraints], [sweep], [paper_design]"
 
 
 def load_space(path: str | Path) -> Space:
@@ -215,6 +231,11 @@ def load_space(path: str | Path) -> Space:
     except OSError as exc:
         raise DseError(f"{path}: cannot be read: {exc.strerror or exc}") from None
 
+    return build_space(path, raw, hashlib.sha256(text).hexdigest())
+
+
+def build_space(path: Path, raw: dict[str, Any], sha256: str) -> Space:
+    """A space from its parsed TOML ``raw`` (errors name ``path``)."""
     try:
         spec = _SpaceFile.model_validate(raw)
     except ValidationError as exc:
@@ -308,9 +329,37 @@ def load_space(path: str | Path) -> Space:
         constraints=constraints,
         defaults=spec.sweep,
         raw=raw,
-        sha256=hashlib.sha256(text).hexdigest(),
+        sha256=sha256,
+        paper_design=_paper_design(path, model, spec.paper_design),
     )
     return space
+
+
+def _paper_design(path: Path, model: Model, raw: dict[str, Any]) -> PaperDesign | None:
+    """``[paper_design]``: a ``source`` line and parameter values, each checked."""
+    if not raw:
+        return None
+    values = dict(raw)
+    source = values.pop("source", None)
+    hold = values.pop("hold", [])
+    if not isinstance(source, str) or not source.strip():
+        raise _fail(path, "paper_design.source", "missing; say where in the article the design comes from")
+    pmap = model.param_map()
+    if not isinstance(hold, list) or not all(isinstance(h, str) for h in hold):
+        raise _fail(path, "paper_design.hold", "give a list of parameter names held equal in the comparison")
+    for h in hold:
+        if h not in pmap:
+            raise _fail(path, "paper_design.hold", f"model {model.name} has no parameter {h!r}{did_you_mean(h, pmap)}")
+    coded: dict[str, Any] = {}
+    for name, value in values.items():
+        key = f"paper_design.{name}"
+        if name not in pmap:
+            raise _fail(path, key, f"model {model.name} has no parameter {name!r}{did_you_mean(name, pmap)}")
+        try:
+            coded[name] = model.coerce(name, value)
+        except DseError as exc:
+            raise _fail(path, key, str(exc)) from None
+    return PaperDesign(source.strip(), coded, tuple(hold))
 
 
 def _build_knob(path: Path, key: str, model: Model, name: str, spec: Any) -> Knob:

@@ -22,6 +22,8 @@ REGISTRY: dict[str, str] = {
     "iks": "models.iks.model:Iks",
     "mhj": "models.mhj.model:Mhj",
     "fs2": "models.fs2.model:Fs2",
+    "llm-serve": "models.llm_serve.model:LlmServe",
+    "cold-store": "models.cold_store.model:ColdStore",
 }
 
 # CVXPY provisioning / placement problems for `dse optimize`: name -> "module:function".

@@ -15,7 +15,7 @@ from dse import registry
 BEGIN, END = "<!-- models:begin -->", "<!-- models:end -->"
 #: Reading order: the pilot, the five first architectures, then the others.
 ORDER = ("cxl-expander", "cxl-gpu", "dockerssd-isp", "espresso", "ncs", "iks", "cxl-ssd", "expand", "rdio",
-         "bandslim", "directcxl", "ginkgo", "flexmem", "mhj", "fs2")
+         "bandslim", "directcxl", "ginkgo", "flexmem", "mhj", "fs2", "cold-store", "llm-serve")
 
 
 def models_block() -> str:

@@ -96,9 +96,9 @@ def test_cost_cxl_pool_cheaper_than_rdma_pool_and_grows_with_capacity(m):
     cap = np.array([256.0, 1024.0, 4096.0])
     cxl = m.run({"path": "directcxl", "pool_capacity_gib": cap})
     rdma = m.run({"path": "swap", "pool_capacity_gib": cap})
-    assert np.all(cxl["capex_usd"] < rdma["capex_usd"])
-    assert np.all(np.diff(cxl["capex_usd"]) > 0)
-    assert np.all(cxl["tco_usd"] > cxl["capex_usd"])
+    assert np.all(cxl["pool_capex_usd"] < rdma["pool_capex_usd"])
+    assert np.all(np.diff(cxl["pool_capex_usd"]) > 0)
+    assert np.all(cxl["pool_tco_usd"] > cxl["pool_capex_usd"])
 
 
 def test_fitted_constants_reproduce():

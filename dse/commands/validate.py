@@ -20,6 +20,7 @@ def validate_cmd(
     strict: Annotated[bool, typer.Option(help="Fail on any claim outside tolerance, not only headline claims.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     uq: Annotated[int, typer.Option("--uq", help="Also the model's p5-p95 over N draws of its parameter uncertainty (0: off).")] = 0,
+    cv: Annotated[bool, typer.Option("--cv", help="Also refit without each anchor claim and report its out-of-fit error.")] = False,
 ) -> None:
     """Evaluate every claim and print model vs paper side by side.
 
@@ -30,17 +31,29 @@ def validate_cmd(
     files = [(name or "", claims)] if claims else claims_files(name)
     if uq and not 2 <= uq <= 10_000:
         raise DseError(f"--uq {uq}: give 0 (off) or 2 to 10,000 draws")
-    results = []
+    results, cv_rows = [], []
     for _, f in files:
         rows = evaluate_claims(Path(f))
         if uq:
             attach_intervals(rows, claim_intervals(Path(f), uq))
+        if cv:
+            from dse.crossval import cross_validate
+
+            cv_rows.extend(cross_validate(Path(f), rows))
         results.extend(rows)
     failed = [r for r in results if not r.passed and (r.headline or strict)]
     if as_json:
-        typer.echo(jsonsafe.dumps([r.as_dict() for r in results]))
+        claims_json = [r.as_dict() for r in results]
+        if cv:
+            from dse.crossval import median_abs
+
+            typer.echo(jsonsafe.dumps({"claims": claims_json, "cv": [r.__dict__ for r in cv_rows], "cv_median_abs_error_pct": median_abs(cv_rows)}))
+        else:
+            typer.echo(jsonsafe.dumps(claims_json))
     else:
         print_results(results)
+        if cv:
+            print_cv(cv_rows)
     if not results:
         typer.echo("no claims found", err=True)
     if failed:
@@ -66,7 +79,7 @@ def print_results(results: list) -> None:
         cells = [
             r.model,
             r.id,
-            "headline" if r.headline else "other",
+            ("headline" if r.headline else "other") + ("" if r.kind == "prediction" else f" ({r.kind})"),
             format_expected(r.expected) + (f" {r.unit}" if r.unit else ""),
             f"{r.value:.4g}",
             f"{r.error_pct:+.1f}%",
@@ -78,8 +91,34 @@ def print_results(results: list) -> None:
         t.add_row(*cells)
     con = Console(width=max(120, Console().width))
     con.print(t)
-    n_head = sum(r.headline for r in results)
-    ok_head = sum(r.headline and r.passed for r in results)
-    n_other = len(results) - n_head
-    ok_other = sum((not r.headline) and r.passed for r in results)
-    con.print(f"headline claims: {ok_head}/{n_head} within tolerance; other claims: {ok_other}/{n_other}")
+    from dse.claims import pass_counts
+
+    c = pass_counts(results)
+    (ok_head, n_head), (ok_other, n_other), (_, n_echo) = c["headline"], c["other"], c["echo"]
+    con.print(f"headline claims: {ok_head}/{n_head} within tolerance; other claims: {ok_other}/{n_other}"
+              + (f"; {n_echo} echoes (the paper's value is a model input) not counted" if n_echo else ""))
+
+
+def print_cv(rows: list) -> None:
+    """In-fit against out-of-fit error of every anchor claim, and each model's median."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from dse.claims import format_expected
+    from dse.crossval import median_abs
+
+    con = Console(width=max(120, Console().width))
+    if not rows:
+        con.print("no anchor claims: nothing was fitted to a claim, every claim is a prediction")
+        return
+    t = Table(title="leave-one-anchor-out: in-fit vs out-of-fit")
+    for col in ("model", "anchor claim", "paper", "in-fit", "error", "out-of-fit", "error", "note"):
+        t.add_column(col, overflow="fold")
+    for r in rows:
+        out = "" if r.out_of_fit_value is None else f"{r.out_of_fit_value:.4g}"
+        oerr = "" if r.out_of_fit_error_pct is None else f"{r.out_of_fit_error_pct:+.1f}%"
+        t.add_row(r.model, r.id, format_expected(r.expected) + (f" {r.unit}" if r.unit else ""), f"{r.in_fit_value:.4g}",
+                  f"{r.in_fit_error_pct:+.1f}%", out, oerr, r.note)
+    con.print(t)
+    for model, med in median_abs(rows).items():
+        con.print(f"{model}: median out-of-fit error " + ("not available (no cv.py)" if med is None else f"{med:.1f}%"))

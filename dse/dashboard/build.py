@@ -32,7 +32,7 @@ def build_site(results: list[Path], out: Path, *, calibration: bool = True, prog
     refused before a file is written (:func:`check_out`).  The site is written into a
     temporary sibling and renamed into place; a previous site is moved aside first and
     removed only once the new one is in place (put back if that rename fails)."""
-    from dse.claims import claims_files, evaluate_claims
+    from dse.claims import claims_files, evaluate_claims, pass_counts
     from dse.store import open_results
 
     studies = [open_results(r) for r in results]  # validate every input first
@@ -66,11 +66,16 @@ def build_site(results: list[Path], out: Path, *, calibration: bool = True, prog
             m = manifests[id(r)]
             name = m["space"]["name"]
             fname = _unique(f"study-{_safe_name(name)}.html", seen_names)
-            page = study_page(r, m, fname, validation_for(m["model"]["name"]))
+            if m.get("kind") == "comparison":
+                from dse.dashboard.comparison import comparison_page
+
+                page = comparison_page(r, m, fname)
+            else:
+                page = study_page(r, m, fname, validation_for(m["model"]["name"]))
             pages.append(page)
             study_rows.append((name, fname, m))
 
-        models_seen = sorted({m["model"]["name"] for _, _, m in study_rows})
+        models_seen = sorted({m["model"]["name"] for _, _, m in study_rows if m.get("kind") != "comparison"})
         if calibration:
             cal = calibration_page()
             if cal is not None:
@@ -100,14 +105,8 @@ def build_site(results: list[Path], out: Path, *, calibration: bool = True, prog
             res = validation_for(model)
             if not res:
                 continue
-            head = [x for x in res if x.headline]
-            vrows.append(
-                [
-                    model,
-                    f"{sum(x.passed for x in head)}/{len(head)}",
-                    f"{sum(x.passed for x in res if not x.headline)}/{len(res) - len(head)}",
-                ]
-            )
+            counts = pass_counts(res)
+            vrows.append([model, "{}/{}".format(*counts["headline"]), "{}/{}".format(*counts["other"])])
         index.table(["model", "headline claims within tolerance", "other claims"], vrows, left={"model"})
         if calibration and any(p.filename == "calibration.html" for p in pages):
             index.note("Calibration of the DRAM and flash blocks against the cycle-accurate reference runs: see the calibration page.")
@@ -299,21 +298,32 @@ def study_manifest(r: Any) -> dict[str, Any]:
     """A study's manifest, checked for what the pages use: the model is registered, and
     the knob and objective columns are in points.parquet and pareto.parquet (objectives
     numeric), points.parquet has a boolean 'feasible'."""
-    import polars as pl
-
     from dse import registry
     from dse.errors import did_you_mean
-    from dse.store import MANIFEST, parquet_schema, read_manifest
+    from dse.store import MANIFEST, read_manifest
 
     m = read_manifest(r.path)
     model = m["model"]["name"]
     known = registry.names()
+    if m.get("kind") == "comparison":
+        knobs, objectives = ["arch", *m.get("workload", [])], list(m["objectives"])
+        _check_columns(r, knobs, objectives)
+        return m
     if model not in known:
         raise DseError(
             f"{r.path / MANIFEST}: model {model!r} is not registered{did_you_mean(model, known)}; "
             f"known models: {', '.join(known)}"
         )
-    knobs, objectives = list(m["knobs"]), list(m["objectives"])
+    _check_columns(r, list(m["knobs"]), list(m["objectives"]))
+    return m
+
+
+def _check_columns(r: Any, knobs: list[str], objectives: list[str]) -> None:
+    """The knob and objective columns the manifest names are in both tables."""
+    import polars as pl
+
+    from dse.store import MANIFEST, parquet_schema
+
     for path, need in ((r.points_path(), ["feasible", *knobs, *objectives]), (r.pareto_path(), [*knobs, *objectives])):
         schema = parquet_schema(path)
         missing = [c for c in need if c not in schema]
@@ -327,10 +337,9 @@ def study_manifest(r: Any) -> dict[str, Any]:
             raise DseError(f"{path}: objective column {bad[0]!r} is {schema[bad[0]]}, not numeric; re-run the sweep")
         if "feasible" in need and schema["feasible"] != pl.Boolean:
             raise DseError(f"{path}: column 'feasible' is {schema['feasible']}, not boolean; re-run the sweep")
-    return m
 
 
-def _read_table(path: Path, read: Any) -> Any:
+def read_table(path: Path, read: Any) -> Any:
     """``read()`` (a Polars read of ``path``); a damaged file is one line naming it."""
     import polars as pl
 
@@ -427,8 +436,8 @@ def study_page(r: Any, m: dict[str, Any], filename: str, validation: list[Any]) 
     n = rows["feasible"]
     if n > 200_000:
         pts = pts.gather_every(max(1, n // 200_000))
-    points = _plain_types(_read_table(r.points_path(), pts.collect))
-    front = _plain_types(_read_table(r.pareto_path(), lambda: pl.read_parquet(r.pareto_path()).select(cols)))
+    points = plain_types(read_table(r.points_path(), pts.collect))
+    front = plain_types(read_table(r.pareto_path(), lambda: pl.read_parquet(r.pareto_path()).select(cols)))
     page.heading("Pareto front")
     if front.height == 0:
         page.note("No feasible point: nothing is on the front.")
@@ -455,12 +464,12 @@ def add_robust_front(page: Page, r: Any, objectives: dict[str, str]) -> None:
 
     from dse.dashboard import charts
 
-    names = _read_table(r.points_path(), lambda: pl.read_parquet_schema(r.points_path())).keys()
+    names = read_table(r.points_path(), lambda: pl.read_parquet_schema(r.points_path())).keys()
     if "p_pareto" not in names or len(objectives) < 2:
         return
     x, y = list(objectives)[:2]
     cols = [x, y, f"{x}_p5", f"{x}_p95", f"{y}_p5", f"{y}_p95", "p_pareto"]
-    pts = _read_table(r.points_path(), lambda: pl.scan_parquet(r.points_path()).filter(pl.col("feasible"))
+    pts = read_table(r.points_path(), lambda: pl.scan_parquet(r.points_path()).filter(pl.col("feasible"))
                       .select(cols).filter(pl.col("p_pareto") >= 0.5).collect())
     page.heading("Robust front")
     page.note("Each point was evaluated under the same draws of the uncertain parameter defaults; "
@@ -499,7 +508,7 @@ def add_sensitivity(page: Page, m: dict[str, Any], objectives: dict[str, str]) -
         page.chart(charts.sensitivity_chart(res.rows, obj))
 
 
-def _plain_types(df: Any) -> Any:
+def plain_types(df: Any) -> Any:
     import polars as pl
 
     casts = [pl.col(c).cast(pl.String) for c, t in df.schema.items() if t in (pl.Categorical,) or isinstance(t, pl.Enum)]

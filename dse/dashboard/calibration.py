@@ -6,6 +6,7 @@ from __future__ import annotations
 import tomllib
 from typing import Any
 
+from dse.dashboard.charts import records
 from dse.dashboard.html import Page
 
 
@@ -54,17 +55,6 @@ def _sat(e: dict[str, Any]) -> str:
     return ""
 
 
-def _records(df: Any) -> list[dict[str, Any]]:
-    import math
-
-    out = df.to_dicts()
-    for r in out:
-        for k, v in r.items():
-            if isinstance(v, float) and not math.isfinite(v):
-                r[k] = None
-    return out
-
-
 def _dram_chart() -> Any:
     import altair as alt
     import polars as pl
@@ -99,7 +89,7 @@ def _facet_layers(lines: Any, pts: Any, field: str, title: str, ref: Any, mod: A
         r = ref.filter(pl.col(field) == v)
         m = mod.filter(pl.col(field) == v)
         panels.append(
-            alt.layer(lines.properties(data=alt.Data(values=_records(m))), pts.properties(data=alt.Data(values=_records(r))))
+            alt.layer(lines.properties(data=alt.Data(values=records(m))), pts.properties(data=alt.Data(values=records(r))))
             .properties(title=str(v), width=300, height=220)
         )
     rows = [alt.hconcat(*panels[i : i + 2]) for i in range(0, len(panels), 2)]
@@ -143,7 +133,7 @@ def _llm_chart(table: Any) -> Any:
         "model", "config_label", "calculon_time_s", "ours_time_s"
     )
     return (
-        alt.Chart(alt.Data(values=_records(t)))
+        alt.Chart(alt.Data(values=records(t)))
         .mark_circle(size=40)
         .encode(
             alt.X("calculon_time_s:Q", title="Calculon batch time (s)", scale=alt.Scale(type="log")),

@@ -22,7 +22,7 @@ def pareto_charts(points: Any, front: Any, objectives: dict[str, str], knobs: li
     if len(objs) == 1:
         o = objs[0]
         return [
-            alt.Chart(alt.Data(values=_records(points.select(o))))
+            alt.Chart(alt.Data(values=records(points.select(o))))
             .mark_bar()
             .encode(alt.X(f"{o}:Q", bin=alt.Bin(maxbins=40), title=_title(o)), alt.Y("count():Q"))
             .properties(title=f"distribution of {_title(o)}", width=420, height=300)
@@ -36,7 +36,7 @@ def pareto_charts(points: Any, front: Any, objectives: dict[str, str], knobs: li
     color_obj = objs[2] if len(objs) >= 3 else None
     for x, y in pairs:
         bg = (
-            alt.Chart(alt.Data(values=_records(sample.select(list(dict.fromkeys([x, y]))))))
+            alt.Chart(alt.Data(values=records(sample.select(list(dict.fromkeys([x, y]))))))
             .mark_circle(size=14, opacity=0.25, color="#9aa5b1")
             .encode(
                 alt.X(f"{x}:Q", title=_title(x) + _arrow(objectives[x]), scale=alt.Scale(zero=False)),
@@ -59,7 +59,7 @@ def pareto_charts(points: Any, front: Any, objectives: dict[str, str], knobs: li
         if c is not None:
             enc["color"] = alt.Color(f"{c}:Q", title=_title(c), scale=alt.Scale(scheme="viridis"))
         fr = (
-            alt.Chart(alt.Data(values=_records(front.select(list(dict.fromkeys(tooltip_cols))))))
+            alt.Chart(alt.Data(values=records(front.select(list(dict.fromkeys(tooltip_cols))))))
             .mark_circle(size=70, opacity=0.95, stroke="#17324d", strokeWidth=0.6)
             .encode(**enc)
         )
@@ -121,7 +121,7 @@ def _plain(v: Any) -> Any:
     return v
 
 
-def _records(df: Any) -> list[dict[str, Any]]:
+def records(df: Any) -> list[dict[str, Any]]:
     import math
 
     out = df.to_dicts()
@@ -156,7 +156,7 @@ def robust_chart(points: Any, objectives: dict[str, str]) -> Any:
 
     x, y = list(objectives)[:2]
     cols = [x, y, f"{x}_p5", f"{x}_p95", f"{y}_p5", f"{y}_p95", "p_pareto"]
-    data = _records(points.filter(points["p_pareto"] >= 0.5).select(cols))
+    data = records(points.filter(points["p_pareto"] >= 0.5).select(cols))
     base = alt.Chart(alt.Data(values=data))
     dots = base.mark_circle(size=60, stroke="#17324d", strokeWidth=0.5).encode(
         alt.X(f"{x}:Q", title=_title(x) + _arrow(objectives[x]), scale=alt.Scale(zero=False)),

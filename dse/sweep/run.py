@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import time
 from collections.abc import Iterator
@@ -47,9 +48,18 @@ class SweepResult:
 
 
 def default_out(space: Space) -> Path:
+    return default_out_name(space.name)
+
+
+def default_out_name(name: str) -> Path:
     from dse.registry import project_root
 
-    return project_root() / "results" / space.name
+    return project_root() / "results" / name
+
+
+def replace_options(opts: SweepOptions, **changes: Any) -> SweepOptions:
+    """A copy of ``opts`` with ``changes``."""
+    return dataclasses.replace(opts, **changes)
 
 
 #: Largest sweep accepted (grid points, samples or trials): about three hours of the
@@ -67,11 +77,24 @@ MAX_WORKERS = 4096
 
 
 def run_sweep(space_path: str | Path, opts: SweepOptions) -> SweepResult:
+    """Sweep a space file: one model's space, or a comparison of several (``[compare]``)."""
+    from dse import comparison
+
+    if comparison.is_comparison(space_path):
+        return comparison.run_comparison(space_path, opts)  # type: ignore[no-any-return]
+    return run_space(load_space(space_path), opts)
+
+
+def plan_for(space: Space, opts: SweepOptions) -> "_Plan":
+    """The checked plan of a sweep (strategy, seed, size, resume fingerprint)."""
+    return _plan(space, opts)
+
+
+def run_space(space: Space, opts: SweepOptions) -> SweepResult:
     """Validate everything, then sweep.  Bad input raises DseError before anything is
     written; the results folder is locked for the whole run; a failure after the folder
     was created removes it unless work was saved."""
     t0 = time.perf_counter()
-    space = load_space(space_path)
     plan = _plan(space, opts)
     storage = _check_backends(plan, opts)
     out = Path(opts.out) if opts.out else default_out(space)
@@ -438,6 +461,9 @@ def finalize(space: Space, results: store.ResultsDir, draws: int = 0) -> dict[st
     store.write_parquet(results.pareto_path(), front.replace_schema_metadata(parquet_metadata(space)))
     store.verify_parquet(results.points_path(), n_points)
     store.verify_parquet(results.pareto_path(), front.num_rows)
+    from dse import paper_design
+
+    assessed = paper_design.assess(space, results.points_path())
     hv = 0.0
     if front.num_rows and lo is not None:
         mat = pareto.objective_matrix({k: front.column(k).to_numpy() for k in objectives}, objectives)
@@ -446,6 +472,7 @@ def finalize(space: Space, results: store.ResultsDir, draws: int = 0) -> dict[st
         "points": n_points,
         "feasible": n_feasible,
         "pareto": front.num_rows,
+        "paper_design": assessed,
         "hypervolume": hv,
         "objective_bounds": {
             k: [float(a if d == "min" else -b), float(b if d == "min" else -a)]
@@ -528,6 +555,7 @@ def build_manifest(
         "knobs": [k.name for k in space.knobs],
         "rows": {"points": summary["points"], "feasible": summary["feasible"], "pareto": summary["pareto"]},
         "hypervolume": summary["hypervolume"],
+        "paper_design": summary.get("paper_design"),
         "objective_bounds": summary["objective_bounds"],
         "timings_s": timings,
         "run": extra,

@@ -21,6 +21,13 @@ Calibration (``calibrate.py``): ``dma_eff_frac`` (the device's PRP DMA rate as a
 the raw link rate) is fitted to the article's "response time halved for values up to
 32 B" on the Gen2 OpenSSD.  Nothing else is fitted; the firmware times are stated
 assumptions.  Gen5 is the article's own study: the same firmware, a faster link.
+
+System (kv-object family): one dual-socket host (workload block ``host_server``) drives one
+KV-SSD.  A PUT is the family's operation; ``value_b`` is both the article's W(A) value size
+and the family knob.  At ``queue_depth`` PUTs in flight the rate is the smallest of
+QD / response time (Little), the SSD's serial firmware and DMA engine, the link's bytes
+per second and the host cores' NVMe-stack time; at QD1 (the article's) it is 1 / response
+time, ``put_rate_kiops``.
 """
 
 from __future__ import annotations
@@ -28,8 +35,9 @@ from __future__ import annotations
 import numpy as np
 
 from dse.model import Batch, Metric, Model, Param
-from dse.units import B_PER_S_PER_GBPS, BITS_PER_BYTE, J_PER_NJ, J_PER_PJ, NS_PER_S, NS_PER_US
-from models.blocks import dram, energy, link
+from dse import units
+from dse.units import B_PER_S_PER_GBPS, BITS_PER_BYTE, J_PER_NJ, J_PER_PJ, NS_PER_S, NS_PER_US, US_PER_S
+from models.blocks import dram, energy, link, workload
 from models.blocks.cost import component_price
 from models.blocks.calibration import per_calibration
 from models.bandslim import transfer, workloads
@@ -87,7 +95,8 @@ class BandSlim(Model):
               choices=MODES),
         Param("workload", "wa", "kvssd.md §5: db_bench W(A)-W(D), W(M) (workloads.csv)", choices=WORKLOADS),
         Param("value_b", 32.0, "kvssd.md §5: W(A) sweeps 4 B - 8 KB; 32 B is the amplification example (~L2525)",
-              bounds=(1.0, 65536.0), doc="value size of W(A) (other workloads use their own size mix)"),
+              bounds=(1.0, 64.0 * units.MIB),
+              doc="value size of W(A) (other workloads use their own size mix); also the kv-object family knob (bounds cover the family's 8 B - 64 MiB)"),
         Param("pcie_gen", 2, "kvssd.md §3: Cosmos+ OpenSSD on PCIe Gen2 x8 (~L2587); the CXL study runs at Gen5",
               choices=PCIE_GENS),
         Param("lanes", 8, "kvssd.md §3: OpenSSD PCIe Gen2 x8; x8 assumed for Gen5 too (§7 ambiguity 6)",
@@ -117,7 +126,21 @@ class BandSlim(Model):
         Param("capacity_tb", 1.0, "kvssd.md §3: the OpenSSD carries 1 TB of NAND (~L2587)", bounds=(0.25, 64.0)),
         Param("nand_usd_per_gb", component_price("nand_tlc").value, "cost block: nand_tlc (Omdia, Q3 2024)",
               bounds=(0.01, 2.0)),
+        # --- the system of the kv-object family (work_per_s, capex_usd, power_w)
+        Param("queue_depth", 1.0, "kvssd.md §7 ambiguity 5: the article measures one PUT at a time (QD1)", bounds=(1.0, 1024.0),
+              doc="PUTs in flight (family metrics only; the article's metrics are at QD1)"),
+        Param("host_threads", workload.THREADS, "workload block THREADS: 2 sockets x 32 cores, one thread each", bounds=(1.0, 1024.0),
+              integer=True, doc="host threads issuing PUTs (bounds the host's NVMe-stack time)"),
+        Param("host_dram_gib", 64.0, "assumption: a storage head with 64 GiB DDR5 (the KV store's index lives on the SSD)",
+              bounds=(0.0, 4096.0), doc="host DRAM, priced and powered by the workload block"),
+        Param("ssd_power_w", 10.0, "assumption: enterprise NVMe SSD active power ~8-12 W (PM983-class 10 W, as rdio's prices.csv)",
+              bounds=(1.0, 50.0), doc="KV-SSD wall power while serving PUTs"),
     )
+    boundary = (
+        "one dual-socket host server (CPUs, board, NIC, host_dram_gib of DDR5; workload block host_server) plus one KV-SSD "
+        "(NAND, controller, DRAM, board, CXL premium in CXL modes); power: the host near full load plus the SSD"
+    )
+    family = "kv-object"
     metrics = (
         Metric("put_latency_us", "min", "mean PUT response time at QD1"),
         Metric("put_rate_kiops", "max", "PUTs per second at QD1, thousands (1 / mean response time)"),
@@ -134,6 +157,7 @@ class BandSlim(Model):
         Metric("host_cpu_per_put_us", "min", "host CPU time per PUT (NVMe stack per command, CXL flush stalls)"),
         Metric("device_usd", "min", "SSD bill of materials (NAND, controller, DRAM, board; CXL premium)"),
         Metric("cost_per_kiops_usd", "min", "device cost per thousand PUT/s"),
+        Metric("op_latency_us", "min", "mean PUT latency at queue_depth (Little: queue_depth / work_per_s; QD1: put_latency_us)"),
     )
 
     def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
@@ -240,6 +264,16 @@ class BandSlim(Model):
         device_usd = p.capacity_tb * _GB_PER_TB * p.nand_usd_per_gb + ctrl_dram_usd * (1.0 + premium) + _OTHER_USD
 
         ok = np.where(fine_cxl & ~cxl_ok, np.nan, 1.0)
+
+        # --- the system (kv-object family): PUTs per second at queue_depth, the smallest of
+        # Little's QD / response time, the SSD's serial work per PUT (firmware per command and
+        # per PUT, PRP page DMA, the controller per CXL line), the link per direction and the
+        # host threads' NVMe-stack and flush time.  At QD1 the first wins: 1 / response time.
+        dev_ns = kv_ns * (one_f + one_p) + p.fw_cmd_us * NS_PER_US * cmds + page_ns * pages_p + p.cxl_ctrl_ns * lines_cpu
+        link_ns = traffic_b / raw_gbps  # bytes / (GB/s) = ns
+        host_ns = cpu_ns / p.host_threads
+        work = np.minimum(p.queue_depth * NS_PER_S / latency_ns, NS_PER_S / np.maximum(np.maximum(dev_ns, link_ns), host_ns)) * ok
+        host = workload.host_server(p.host_dram_gib)
         latency_us = latency_ns / NS_PER_US * ok
         puts_per_s = NS_PER_S / latency_ns * ok  # QD1: one PUT at a time
         kops = puts_per_s / OPS_PER_KIOPS
@@ -260,6 +294,10 @@ class BandSlim(Model):
             "host_cpu_per_put_us": cpu_ns / NS_PER_US * ok,
             "device_usd": device_usd,
             "cost_per_kiops_usd": device_usd / kops,
+            "work_per_s": work,
+            "op_latency_us": p.queue_depth / work * US_PER_S,
+            "capex_usd": host["capex_usd"] + device_usd,
+            "power_w": host["power_w"] + p.ssd_power_w,
         }
 
 

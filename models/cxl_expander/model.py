@@ -21,15 +21,23 @@ dram block's loaded-latency form at its own utilization.
 Cost: media $/GiB + controller + per-device share of retimers and switches (cost
 block, dated prices).  Power: DRAM background + per-bit dynamic energy (energy block,
 IDD method) + link PHY pJ/bit + controller.
+
+System (mem-analytics family): one dual-socket host holds ``footprint_gib``.  With
+``placement = tiered`` its local DRAM keeps ``local_dram_gib`` and enough expanders of
+``capacity_gib`` hold the rest; ``local_only`` puts the whole footprint in the host's DIMMs
+(the local-DRAM baseline).  Accesses spread over the footprint by capacity, so the access
+latency is the capacity-weighted mix of local DRAM and the expander's loaded latency, and
+the bandwidth is the smaller of each tier's bandwidth over its share of the accesses
+(workload block).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from dse.model import Batch, Metric, Model, Param
+from dse.model import Batch, Metric, Model, Param, knob_params
 from dse.units import B_PER_S_PER_GBPS, BITS_PER_BYTE, J_PER_PJ
-from models.blocks import dram, energy, link
+from models.blocks import dram, energy, link, workload
 from models.blocks.cost import component_price
 from models.blocks.calibration import per_calibration
 
@@ -78,6 +86,12 @@ CTRL_POWER_W = 8.0
 #: Devices sharing one switch, for the per-device share of switch cost.  Assumption: a
 #: 32-lane-to-host switch fanning out to 8 x8 expanders.
 DEVICES_PER_SWITCH = 8
+#: Host lanes taken by one switch's upstream port (same assumption as DEVICES_PER_SWITCH).
+SWITCH_UPSTREAM_LANES = 32
+PLACEMENTS = ("tiered", "local_only")
+#: Reasons of the system-level infeasible points (mem-analytics family).
+TOO_MUCH_LOCAL_DRAM = "local DRAM beyond the host's DIMM slots (host_max_dram_gib)"
+TOO_MANY_EXPANDERS = "more expanders than the host's CXL lanes attach (host_cxl_lanes)"
 
 
 def _media_tables() -> dict[str, dict[str, float]]:
@@ -107,9 +121,23 @@ def _local_idle_ns() -> dict[str, float]:
     return {pat: float(dram.idle_latency_ns(LOCAL_STANDARD, pat)) for pat in PATTERNS}
 
 
+def _local_channel_gbps(stream: np.ndarray, read_frac: np.ndarray) -> np.ndarray:
+    """Sustainable bandwidth of one local DDR5-4800 DIMM channel (dram block, calibrated)."""
+    return np.where(
+        stream,
+        dram.saturation_bw_gbps(LOCAL_STANDARD, "stream", read_frac),
+        dram.saturation_bw_gbps(LOCAL_STANDARD, "random", read_frac),
+    )
+
+
 class CxlExpander(Model):
     name = "cxl-expander"
-    version = "1"
+    version = "2"
+    family = "mem-analytics"
+    boundary = (
+        "one dual-socket host (CPUs, board, NIC, its local DDR5) plus the CXL Type-3 expanders that hold the rest "
+        "of footprint_gib (media, controller, retimers, switch share); power at the model's offered load"
+    )
     summary = "CXL Type-3 memory expander: latency, bandwidth, $/GiB and power"
     source = "generic; anchors from CXL-DMSim (arXiv 2411.02282), Pond (ASPLOS'23), CXL-GPU digest, Micron CZ120"
     variant_param = "media"
@@ -144,6 +172,21 @@ class CxlExpander(Model):
         Param("switch_price_usd", component_price("cxl_switch").value, "cost block: cxl_switch (assumption, dated)", bounds=(0.0, 10000.0)),
         Param("media_usd_per_gib_scale", 1.0, "cost block prices as dated; 1 = list price", bounds=(0.1, 10.0),
               doc="multiplier on the medium's $/GiB (price sensitivity)"),
+        # --- the system that runs the mem-analytics job (family metrics only)
+        *knob_params("mem-analytics"),
+        Param("placement", "tiered",
+              "assumption: expanders hold what local DRAM does not (Pond / TPP tiering); local_only is the all-DRAM baseline",
+              choices=PLACEMENTS, doc="tiered: local_dram_gib local + expanders for the rest; local_only: the whole footprint in DIMMs"),
+        Param("local_dram_gib", 128.0,
+              "assumption: half of the family's default 256 GiB footprint stays local (a 1:1 local:CXL split, within Pond's 25-50 % pool share)",
+              bounds=(0.0, 8192.0), doc="local DRAM of the host in the tiered placement"),
+        Param("host_channels", 16, "Intel Xeon 4th gen (Sapphire Rapids): 8 DDR5-4800 channels per socket, 2 sockets",
+              bounds=(1, 32), integer=True, doc="local DDR5 channels of the host"),
+        Param("host_max_dram_gib", 4096.0, "assumption: 16 channels x 2 DIMMs per channel x 128 GiB RDIMMs",
+              bounds=(64.0, 32768.0), doc="most local DRAM the host's DIMM slots take"),
+        Param("host_cxl_lanes", 64,
+              "assumption: 2 sockets x 80 PCIe 5.0 lanes (Xeon 4th gen), 64 of them given to CXL, the rest to NICs and drives",
+              bounds=(4, 256), integer=True, doc="host lanes for CXL devices (a switch's upstream port takes 32)"),
     )
     metrics = (
         Metric("idle_read_latency_ns", "min", "unloaded load-to-use latency of a 64 B read"),
@@ -157,8 +200,11 @@ class CxlExpander(Model):
         Metric("media_bw_gbps", "max", "sustainable bandwidth of the device's DRAM channels"),
         Metric("device_usd", "min", "bill of materials of one expander (media, controller, retimers, switch share)"),
         Metric("usd_per_gib", "min", "device cost per GiB"),
-        Metric("power_w", "min", "device power at the offered load"),
+        Metric("device_power_w", "min", "device power at the offered load"),
         Metric("gbps_per_w", "max", "delivered bandwidth per watt"),
+        Metric("access_latency_ns", "min", "average access latency over the footprint (local and expander mix)"),
+        Metric("expander_count", None, "expanders the host needs for the footprint"),
+        Metric("system_bw_gbps", "max", "memory bandwidth the footprint's access mix sustains (local + expanders)"),
     )
 
     def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
@@ -233,8 +279,10 @@ class CxlExpander(Model):
         )
 
         nan = np.where(valid, 1.0, np.nan)
+        system = self._system(p, local_ns, loaded_ns, bw_gbps, link_bw_gbps, device_usd, power_w, stream)
         return {
-            "infeasible": {link.NO_68B_FLIT_REASON: ~valid},
+            "infeasible": {link.NO_68B_FLIT_REASON: ~valid, **system.pop("infeasible")},
+            **{k: v * nan for k, v in system.items()},
             "idle_read_latency_ns": idle_ns * nan,
             "loaded_read_latency_ns": loaded_ns * nan,
             "local_dram_latency_ns": local_ns,
@@ -246,6 +294,44 @@ class CxlExpander(Model):
             "media_bw_gbps": media_bw_gbps,
             "device_usd": device_usd,
             "usd_per_gib": device_usd / p.capacity_gib,
-            "power_w": power_w * nan,
+            "device_power_w": power_w * nan,
             "gbps_per_w": offered_gbps / power_w * nan,
+        }
+
+    @staticmethod
+    def _system(p: Batch, local_ns, cxl_ns, dev_bw_gbps, link_bw_gbps, device_usd, device_w, stream) -> dict:
+        """The mem-analytics system: one host with its local DRAM and the expanders that
+        hold the rest of the footprint; accesses spread over the footprint by capacity."""
+        footprint = np.asarray(p.footprint_gib, dtype=np.float64)
+        local_only = np.asarray(p.is_("placement", "local_only"))
+        local_gib = np.where(local_only, footprint, np.minimum(p.local_dram_gib, footprint))
+        cxl_gib = footprint - local_gib
+        n_dev = np.ceil(cxl_gib / p.capacity_gib - 1e-9)
+        n_dev = np.maximum(n_dev, 0.0)
+        # switches fan one 32-lane upstream port out to DEVICES_PER_SWITCH devices
+        per_lane = np.where(p.switch_hops > 0, DEVICES_PER_SWITCH / SWITCH_UPSTREAM_LANES, 1.0 / p.lanes)
+        max_dev = np.floor(p.host_cxl_lanes * per_lane + 1e-9)
+        local_frac = local_gib / footprint
+        cxl_frac = 1.0 - local_frac
+        access_ns = local_frac * local_ns + cxl_frac * cxl_ns
+        local_bw = p.host_channels * _local_channel_gbps(stream, np.broadcast_to(p.read_frac, np.shape(stream)))
+        # the expanders' aggregate, capped by the host lanes they share (switch upstream ports)
+        cxl_bw = np.minimum(n_dev * dev_bw_gbps, link_bw_gbps / p.lanes * p.host_cxl_lanes)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            bw = np.minimum(
+                np.where(local_frac > 0, local_bw / local_frac, np.inf),
+                np.where(cxl_frac > 0, cxl_bw / cxl_frac, np.inf),
+            )
+        installed_gib = np.where(local_only, footprint, p.local_dram_gib)  # tiered: the host's DIMMs as configured
+        host = workload.host_server(installed_gib)
+        return {
+            "infeasible": {TOO_MUCH_LOCAL_DRAM: np.asarray(installed_gib > p.host_max_dram_gib), TOO_MANY_EXPANDERS: np.asarray(n_dev > max_dev)},
+            "access_latency_ns": access_ns,
+            "expander_count": n_dev,
+            "system_bw_gbps": bw,
+            "work_per_s": workload.mem_queries_per_s(access_ns, bw),
+            "capex_usd": host["capex_usd"] + n_dev * device_usd,
+            # the device power covers controller, PHY and channel activity; its DIMMs also draw
+            # the capacity-proportional power host DIMMs do (same W/GiB as local DRAM)
+            "power_w": host["power_w"] + n_dev * (device_w + p.capacity_gib * workload.DRAM_W_PER_GIB),
         }

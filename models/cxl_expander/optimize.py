@@ -82,7 +82,7 @@ def provision(
         best = np.nanmin(c["idle_read_latency_ns"])
         raise DseError(f"no expander meets max_latency_ns={max_latency_ns:g}; the fastest has {best:.0f} ns idle")
     idx = np.flatnonzero(ok)
-    unit_cost = c["device_usd"][idx] + years * c["power_w"][idx] * PUE * HOURS_PER_YEAR / 1000.0 * USD_PER_KWH
+    unit_cost = c["device_usd"][idx] + years * c["device_power_w"][idx] * PUE * HOURS_PER_YEAR / 1000.0 * USD_PER_KWH
     cap, bw, lanes = c["capacity_gib"][idx], c["bw_gbps"][idx], c["lanes"][idx]
 
     def solve(integer: bool) -> tuple[str, float | None, np.ndarray | None]:
@@ -113,7 +113,7 @@ def provision(
                 "gib_each": float(cap[j]),
                 "gbps_each": float(bw[j]),
                 "idle_ns": float(c["idle_read_latency_ns"][i]),
-                "power_w_each": float(c["power_w"][i]),
+                "power_w_each": float(c["device_power_w"][i]),
             }
         )
     summary = {

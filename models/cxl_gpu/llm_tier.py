@@ -180,5 +180,5 @@ def _expansion_price(media: str, link_gen: str, lanes: int, root_ports: int, ep_
     pt = model.point(design=design, media=media, link_gen=link_gen, lanes=lanes, root_ports=root_ports,
                      ep_capacity_gib=ep_capacity_gib, gpu_local_gib=local, working_set_gib=local + root_ports * ep_capacity_gib,
                      workload="gemm")
-    return {"expansion_usd": pt["expansion_usd"], "power_w": pt["power_w"], "usd_per_gb": pt["usd_per_gb"],
+    return {"expansion_usd": pt["expansion_usd"], "power_w": pt["expansion_power_w"], "usd_per_gb": pt["usd_per_gb"],
             "capacity_gb": root_ports * ep_capacity_gib * GIB / GB}

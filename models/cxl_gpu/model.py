@@ -47,7 +47,7 @@ from __future__ import annotations
 import numpy as np
 
 from dse.model import Batch, Metric, Model, Param
-from dse.units import BITS_PER_BYTE, CACHELINE_B, GB, GIB, J_PER_PJ, KIB, NS_PER_S, NS_PER_US
+from dse.units import BITS_PER_BYTE, CACHELINE_B, GB, GIB, J_PER_PJ, KIB, MS_PER_S, NS_PER_S, NS_PER_US
 from models.blocks import energy, flash
 from models.blocks.cost import component_price
 from models.cxl_gpu import paths, speculative
@@ -101,7 +101,8 @@ FILL_PJ = np.array([
 FLASH_IDLE_W = energy.flash_idle_power_w(paths.MEDIA_TABLE["dies"])
 
 _PRICE = {k: component_price(k) for k in ("cxl_memory_controller", "ssd_controller_enterprise", "dram_ddr4",
-                                            "dram_hbm", "cxl_switch")}
+                                            "dram_hbm", "cxl_switch", "host_server_2s", "host_server_2s_power_w",
+                                            "dram_power_w_per_gib")}
 _MEDIA_USD = dict(zip(paths.MEDIA, paths.MEDIA_TABLE["usd_per_gb"]))
 _SRC_PRICE = {m: paths.MEDIA_ROWS[m]["source"] for m in paths.MEDIA}
 
@@ -156,8 +157,10 @@ class CxlGpu(Model):
         Param("lanes", 8, "Table 1a: x8 (003:L175)", choices=paths.LANES),
         Param("root_ports", 1, "digest ambiguity 14: one endpoint on one x8 link in the evaluation", bounds=(1, 8), integer=True),
         Param("eps_per_port", 1, "digest ambiguity 14: directly attached endpoint (more than one needs a switch)", bounds=(1, 4), integer=True),
-        Param("ep_capacity_gib", 512.0, "assumption: a 512 GiB endpoint (983 ZET ships 480/960 GB; DRAM expanders 128-512 GiB)",
-              bounds=(16.0, 8192.0), doc="capacity of each endpoint"),
+        Param("ep_capacity_gib", 0.0,
+              "0: sized to the footprint (what GPU memory does not hold, split over the endpoints); the study's spaces "
+              "fix 256 GiB (983 ZET ships 480/960 GB; DRAM expanders 128-512 GiB)",
+              bounds=(0.0, 8192.0), doc="capacity of each endpoint; 0 = the footprint's far part / endpoints"),
         Param("idram_gib", speculative.IDRAM_REF_GIB, "digest ambiguity 7: 1.5 GB internal DRAM (sibling article, 983 ZET)",
               bounds=(0.25, 16.0), doc="internal DRAM cache of an SSD endpoint"),
         Param("queue_entries", 32, "paper: SR and memory queues of 32 entries per root port (003:L138)", bounds=(8, 128), integer=True),
@@ -168,7 +171,8 @@ class CxlGpu(Model):
               doc="backend utilization DevLoad reports as moderate overload"),
         Param("gpu_local_gib", 8.0, "assumption: GPU local memory; with the 80 GiB working set the data is 10x it (digest ambiguity 8, 003:L213)",
               bounds=(1.0, 192.0)),
-        Param("working_set_gib", 80.0, "digest ambiguity 8: dataset 10x GPU local memory (003:L213)", bounds=(1.0, 8192.0)),
+        Param("working_set_gib", 80.0, "digest ambiguity 8: dataset 10x GPU local memory (003:L213); the gpu-kernel "
+              "workload's footprint_gib", bounds=(0.1, 65536.0)),
         Param("compute_store_scale", wl.COMPUTE_OFFCHIP_SCALE,
               "paper: compute-intensive kernels make 87.5% fewer memory accesses (003:L226), read as loads and stores; "
               "1.0 = Vortex's write-through data caches (vortexgpgpu/vortex hw/rtl/VX_config.vh, DCACHE_WRITEBACK 0) "
@@ -183,6 +187,14 @@ class CxlGpu(Model):
         Param("uvm_page_kib", 4, "digest ambiguity 9: 4 KiB fault granularity (64 KiB migration and 2 MiB pages as options)",
               choices=paths.UVM_PAGES_KIB),
         *(_price_param(m) for m in paths.MEDIA),
+        # --- gpu-kernel system boundary: GPU(s) + host server + expansion
+        Param("gpu_usd", 25000.0, "assumption: one data-centre GPU at H100 SXM street prices (~US$25-30k, 2023-24 press reports)",
+              bounds=(0.0, 100000.0), doc="price of one GPU (the boundary's GPU; gpu_dram buys more of them)"),
+        Param("gpu_power_w", 700.0, "NVIDIA H100 SXM datasheet: up to 700 W board power", bounds=(10.0, 2000.0),
+              doc="GPU board power while the kernel runs"),
+        Param("gpus_per_host", 8, "assumption: an 8-GPU HGX-class server", bounds=(1, 16), integer=True),
+        Param("host_dram_gib", 256.0, "assumption: host DRAM of a GPU server for the OS and staging buffers (UVM adds the "
+              "footprint's far part on top)", bounds=(0.0, 65536.0)),
     )
     metrics = (
         Metric("slowdown_x", "min", "execution time over GPU-DRAM (all data in local memory)"),
@@ -203,8 +215,15 @@ class CxlGpu(Model):
         Metric("expansion_usd", "min", "price of the added memory: media, controllers, switches"),
         Metric("usd_per_gb", "min", "expansion price per GB of added capacity (NaN when nothing is added)",
                nan_means="no memory added (the working set fits GPU memory)"),
-        Metric("power_w", "min", "power of the added memory (controllers, media background, per-byte energy)"),
+        Metric("expansion_power_w", "min", "power of the added memory (controllers, media background, per-byte energy)"),
+        # gpu-kernel family (work_per_s, capex_usd, power_w are added by the engine)
+        Metric("kernel_time_ms", "min", "one kernel run: one pass over the footprint (footprint / 64 B off-chip accesses)"),
+        Metric("gpu_count", None, "GPUs in the boundary: 1, or as many as the footprint needs in HBM (gpu_dram)"),
     )
+    family = "gpu-kernel"
+    workload_map = {"footprint_gib": "working_set_gib"}
+    boundary = ("GPU system: the GPU(s) (gpu_dram: as many as hold the footprint in local memory), their host "
+                "server with its DRAM, and the expansion (UVM host DRAM, GDS SSDs, or CXL endpoints, controllers, switches)")
 
     def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
         t = wl.TABLE
@@ -245,6 +264,9 @@ class CxlGpu(Model):
         mlp_cxl = np.minimum(p.queue_entries * p.root_ports, paths.GPU_MAX_OUTSTANDING)
         reserved = np.where(is_ds, p.ds_reserved_gib, 0.0)
         f_loc = np.clip((p.gpu_local_gib - reserved) / p.working_set_gib, 0.0, 1.0)
+        # endpoint capacity: as set, or (0) what GPU memory does not hold, split over the endpoints
+        ep_cap = np.where(p.ep_capacity_gib > 0, p.ep_capacity_gib,
+                          np.maximum(p.working_set_gib - p.gpu_local_gib + reserved, 0.0) / n_ep)
         far = 1.0 - f_loc
 
         # ---- endpoint latency: DRAM endpoint, or SSD endpoint hit/miss (M1, M5)
@@ -335,8 +357,8 @@ class CxlGpu(Model):
         time_ns = np.where(is_gpu, t_gpu, np.where(is_uvm, t_uvm, np.where(is_gds, t_gds, t_cxl)))
 
         # ---- capacity: the expansion must hold what GPU memory does not
-        added_gib = np.where(is_cxl | is_gds, n_ep * p.ep_capacity_gib, np.maximum(p.working_set_gib - p.gpu_local_gib, 0.0))
-        fits = np.where(is_cxl | is_gds, added_gib + p.gpu_local_gib - reserved >= p.working_set_gib, True)
+        added_gib = np.where(is_cxl | is_gds, n_ep * ep_cap, np.maximum(p.working_set_gib - p.gpu_local_gib, 0.0))
+        fits = np.where(is_cxl | is_gds, added_gib + p.gpu_local_gib - reserved >= p.working_set_gib * (1 - 1e-12), True)
         gds_dram = is_gds & ~ssd  # GDS reads pages from an SSD: a DRAM medium is no such design
         valid = fits & ~gds_dram
         nan = np.where(valid, 1.0, np.nan)
@@ -345,7 +367,7 @@ class CxlGpu(Model):
         usd_gb = np.choose(med, [np.broadcast_to(p[f"{m}_usd_per_gb"], (p.n,)) for m in paths.MEDIA])
         gb_per_gib = GIB / GB
         ssd_extra = _PRICE["ssd_controller_enterprise"].value + p.idram_gib * _PRICE["dram_ddr4"].value
-        ep_usd = p.ep_capacity_gib * gb_per_gib * usd_gb + np.where(ssd, ssd_extra, 0.0)
+        ep_usd = ep_cap * gb_per_gib * usd_gb + np.where(ssd, ssd_extra, 0.0)
         cxl_usd = n_ep * (ep_usd + _PRICE["cxl_memory_controller"].value) + p.root_ports * fan_out * _PRICE["cxl_switch"].value
         host_dram_usd = added_gib * gb_per_gib * p.dram_usd_per_gb
         hbm_usd = added_gib * _PRICE["dram_hbm"].value
@@ -358,7 +380,7 @@ class CxlGpu(Model):
         fills_per_s = ld * far * (1.0 - hit) / time_ns * NS_PER_S
         flash_dyn_w = (fills_per_s + ld * far * hr["sr_b"] / paths.FILL_B / time_ns * NS_PER_S) * FILL_PJ[med] * J_PER_PJ
         ssd_ep_w = SSD_CTRL_POWER_W + FLASH_IDLE_W[med] + p.idram_gib * DRAM_BG_W_PER_GIB
-        ep_w = np.where(ssd, ssd_ep_w + flash_dyn_w / n_ep, p.ep_capacity_gib * DRAM_BG_W_PER_GIB + dram_dyn_w / n_ep)
+        ep_w = np.where(ssd, ssd_ep_w + flash_dyn_w / n_ep, ep_cap * DRAM_BG_W_PER_GIB + dram_dyn_w / n_ep)
         cxl_w = n_ep * (ep_w + CXL_CTRL_POWER_W) + link_w
         uvm_fault_per_s = faults / time_ns * NS_PER_S
         uvm_w = added_gib * DRAM_BG_W_PER_GIB + uvm_fault_per_s * page_b * BITS_PER_BYTE * LINK_PJ_PER_BIT * J_PER_PJ
@@ -370,6 +392,18 @@ class CxlGpu(Model):
         fault_lat = nonres * CACHELINE_B / page_b * uvm_k["faults_per_page"] * np.where(is_gds, fault_ns + gds_io, fault_ns)
         load_lat = np.where(is_gpu, t_loc, np.where(is_uvm | is_gds, t_loc + fault_lat, f_loc * t_loc + far * ep_lat))
         cxl_nan = np.where(is_cxl, 1.0, np.nan)
+
+        # ---- gpu-kernel boundary: a run is one pass over the footprint, footprint / 64 B
+        # off-chip accesses; gpu_dram holds it in HBM on as many GPUs as that takes (the kernel
+        # split evenly, no traffic between them), every other design runs it on one GPU
+        instr_per_run = p.working_set_gib * GIB / CACHELINE_B / (ld + st)
+        gpus = np.where(is_gpu, np.maximum(1.0, np.ceil(p.working_set_gib / p.gpu_local_gib - 1e-9)), 1.0)
+        kernel_ms = instr_per_run * time_ns / gpus / NS_PER_S * MS_PER_S
+        hosts = np.ceil(gpus / p.gpus_per_host - 1e-9)
+        host_usd = hosts * (_PRICE["host_server_2s"].value + p.host_dram_gib * gb_per_gib * p.dram_usd_per_gb)
+        host_w = hosts * (_PRICE["host_server_2s_power_w"].value + p.host_dram_gib * _PRICE["dram_power_w_per_gib"].value)
+        sys_usd = gpus * p.gpu_usd + host_usd + np.where(is_gpu, 0.0, expansion_usd)
+        sys_w = gpus * p.gpu_power_w + host_w + np.where(is_gpu, 0.0, power_w)
         return {
             "infeasible": {GDS_NEEDS_SSD: gds_dram, NO_FIT: ~fits},
             "slowdown_x": time_ns / t_gpu * nan,
@@ -386,5 +420,10 @@ class CxlGpu(Model):
             "expansion_usd": expansion_usd * nan,
             "usd_per_gb": np.divide(expansion_usd, added_gib * gb_per_gib, out=np.full(np.shape(expansion_usd), np.nan),
                                     where=added_gib > 0) * nan,
-            "power_w": power_w * nan,
+            "expansion_power_w": power_w * nan,
+            "kernel_time_ms": kernel_ms * nan,
+            "gpu_count": gpus,
+            "work_per_s": MS_PER_S / kernel_ms * nan,
+            "capex_usd": sys_usd * nan,
+            "power_w": sys_w * nan,
         }

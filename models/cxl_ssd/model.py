@@ -37,15 +37,24 @@ the device port is an M/M/1 station at the hosts' offered load.
 Cost (cost block, dated prices): Z-NAND $/GB (priced as SLC), SSD-internal DDR4 $/GiB,
 SSD controller + board, the CXL premium on controller + DRAM, switch share per device;
 ``dram`` / ``cxl_dram`` provision the same capacity as DDR5.
+
+System (mem-analytics family): one dual-socket host whose ``footprint_gib`` lives in the
+design's memory: its DIMMs (``dram``) or ceil(footprint / ``capacity_gib``) devices (a
+logical device of an MLD-split device counts as its share of capacity, bandwidth and
+price).  A 64 B access of the family query takes the design's read path (same stages as
+above; for the query's uniformly random lines the SSD DRAM hits its share of the footprint
+and the annotations find nothing to keep or prefetch);
+the PCIe BAR keeps one access in flight per thread (strongly ordered, synchronous).  The
+bandwidth is the devices' link and Z-NAND rates (host DDR for ``dram``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from dse.model import Batch, Metric, Model, Param
+from dse.model import Batch, Metric, Model, Param, knob_params
 from dse.units import CACHELINE_B, GB, GIB, KIB, MIB, NS_PER_US, TIB
-from models.blocks import cache, flash, link, memssd, queueing
+from models.blocks import cache, flash, link, memssd, queueing, workload
 from models.blocks.calibration import per_calibration
 from models.blocks.cost import component_price
 from models.cxl_ssd import workloads as wl
@@ -140,6 +149,27 @@ _SSD_CTRL_USD = component_price("ssd_controller_enterprise").value + component_p
 _CXL_PREMIUM = component_price("cxl_premium_frac").value
 _CXL_MEM_CTRL_USD = component_price("cxl_memory_controller").value
 _SWITCH_USD = component_price("cxl_switch").value
+_DRAM_W_PER_GIB = component_price("dram_power_w_per_gib").value
+
+# ----------------------------------------------------------------------------- the mem-analytics system
+#: DDR channels of the family's dual-socket host (the gem5 host of Table 1a has 2; the
+#: family host is workload.host_server's).  Assumption: 8 channels per socket, 2 sockets,
+#: each at the Table 1a DDR timings.
+FAMILY_HOST_CHANNELS = 16
+#: Most DRAM the host's DIMM slots take.  Assumption: 16 channels x 2 DIMMs x 128 GiB.
+HOST_MAX_DRAM_GIB = 4096.0
+#: Host lanes for memory devices.  Assumption: 64 of a Xeon 4th gen pair's 2 x 80 PCIe 5.0/CXL
+#: lanes, the rest for NICs and drives.
+HOST_DEVICE_LANES = 64
+#: One SSD's power, W.  Assumption: ~12 W, the order enterprise NVMe SSD datasheets list for
+#: active random reads (the U.2 / E3.S slot budget is 20-25 W).
+SSD_W = 12.0
+#: CXL memory controller power, W.  Assumption (as the cxl-expander model): ~8 W.
+CXL_CTRL_W = 8.0
+#: CXL switch power, W.  Assumption: ~25 W for a 64-lane PCIe 5.0/6.0-class switch.
+CXL_SWITCH_W = 25.0
+TOO_MUCH_DRAM = "footprint beyond the host's DIMM slots (dram design)"
+TOO_MANY_DEVICES = "footprint needs more devices than the host's lanes and switch levels reach"
 
 # ----------------------------------------------------------------------------- fitted constants
 # Fitted by models/cxl_ssd/calibration.py (tests/test_cxl_ssd.py checks they still fit):
@@ -185,7 +215,12 @@ def _g(coverage: np.ndarray) -> np.ndarray:
 
 class CxlSsd(Model):
     name = "cxl-ssd"
-    version = "1"
+    version = "2"
+    family = "mem-analytics"
+    boundary = (
+        "one dual-socket host (CPUs, board, NIC; its DIMMs in the dram design) plus the memory devices that hold "
+        "footprint_gib (DDR behind CXL, PCIe or CXL Z-NAND SSDs, their switch share)"
+    )
     summary = "PCIe-SSD vs CXL-SSD vs annotated CXL-ASSD as memory: execution time, latency, tail, bandwidth, $/GiB"
     source = "Kwon et al., 'From Block to Byte', IEEE Micro 2025 (research/cxl-ssd.md)"
     variant_param = "design"
@@ -235,6 +270,8 @@ class CxlSsd(Model):
               bounds=(1, 768), integer=True),
         Param("znand_usd_per_gb", _ZNAND_USD_PER_GB, "cost block: nand_znand (priced as SLC; dated assumption)", bounds=(0.01, 10.0)),
         Param("dram_usd_per_gib", _HOST_DRAM_USD_PER_GIB, "cost block: dram_ddr5 (TrendForce 2023-04)", bounds=(0.5, 50.0)),
+        # the family knob sizes the common metrics only; ``workload`` drives the article's
+        *knob_params("mem-analytics"),
     )
     metrics = (
         Metric("time_ns_per_kop", "min", "time per 1000 operations: instructions (SPEC), accesses (apex), lines per thread (stream)"),
@@ -248,13 +285,16 @@ class CxlSsd(Model):
         Metric("pool_capacity_tib", "max", "capacity reachable through switch_hops levels of switches"),
         Metric("device_usd", "min", "bill of materials of one memory device of capacity_gib"),
         Metric("usd_per_gib", "min", "device cost per GiB"),
+        Metric("access_latency_ns", "min", "one 64 B access of the mem-analytics query over footprint_gib (unloaded)"),
+        Metric("system_bw_gbps", "max", "bandwidth of the query's 64 B accesses: host DDR, or the devices' links and Z-NAND"),
+        Metric("device_count", None, "devices (logical devices with MLD) holding footprint_gib; 0 for dram"),
     )
 
     def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            return self._evaluate(p)
+            return self._compute(p)
 
-    def _evaluate(self, p: Batch) -> dict[str, np.ndarray]:
+    def _compute(self, p: Batch) -> dict[str, np.ndarray]:
         d = {k: p.is_("design", k) for k in DESIGNS}
         is_apex = p.is_("workload", "apex")
         is_stream = p.is_("workload", "stream")
@@ -393,8 +433,46 @@ class CxlSsd(Model):
 
         nan = np.where(valid, 1.0, np.nan)
         saturated = ~(d["dram"] | is_stream) & (util >= 1.0)  # the open-loop port queue has no steady state
+
+        # --- the mem-analytics system: one host, footprint_gib in the design's memory -------
+        fp = np.asarray(p.footprint_gib, dtype=np.float64)
+        share_gib = p.capacity_gib / p.mld_count  # a logical device's capacity
+        n_dev = np.where(d["dram"], 0.0, np.ceil(fp / share_gib - 1e-9))
+        # the query's lines are uniformly random: the SSD DRAM hits its share of the footprint,
+        # and Bufferability has nothing to keep or prefetch (every line equally likely, no
+        # page reuse), so CXL-ASSD serves the query as CXL-SSD does
+        h_fam = np.minimum(1.0, p.ssd_dram_frac * n_dev * share_gib / fp)
+        fam_far_ns = np.select(
+            [d["dram"], d["cxl_dram"], d["pcie_ssd"]], [p.host_dram_ns, cxl_dram_far_ns, pcie_rd_ns],
+            cxl_rt + p.cxl_ctrl_ns + memssd.device_read_ns(h_fam, 0.0, ssd_dram_ns, miss_ns),
+        )
+        access_ns = np.where(cacheable, L2_HIT_NS + fam_far_ns, fam_far_ns)
+        # per logical device: its link share, and Z-NAND sector reads for the lines the SSD DRAM misses
+        dev_link = np.where(d["pcie_ssd"], link.pcie_dma_bw_gbps(gen, p.lanes, CACHELINE_B),
+                            link.cxl_mem_bw_gbps(gen, p.lanes, flit, 1.0)) / p.mld_count
+        fam_flash_s = (1.0 - h_fam) / blk["sector_read_iops"]
+        dev_media = np.where(is_ssd, CACHELINE_B / fam_flash_s / GB, HOST_DDR_CHANNELS * blk["host_ddr_channel_gbps"]) / p.mld_count
+        sys_bw = np.where(d["dram"], FAMILY_HOST_CHANNELS * blk["host_ddr_channel_gbps"],
+                          n_dev * np.minimum(dev_link, dev_media))
+        max_dev = np.floor(HOST_DEVICE_LANES / p.lanes) * per_switch ** p.switch_hops * p.mld_count
+        host_dram_gib = np.where(d["dram"], fp, 0.0)
+        host = workload.host_server(0.0)
+        dev_w = np.where(is_ssd, SSD_W + ssd_dram_gib * _DRAM_W_PER_GIB, CXL_CTRL_W + p.capacity_gib * _DRAM_W_PER_GIB)
+        dev_w = dev_w + p.switch_hops * CXL_SWITCH_W / per_switch
+        sys_infeasible = {TOO_MUCH_DRAM: np.asarray(host_dram_gib > HOST_MAX_DRAM_GIB),
+                          TOO_MANY_DEVICES: np.asarray(n_dev > max_dev)}
+        system = {
+            "access_latency_ns": access_ns * nan,
+            "system_bw_gbps": sys_bw * nan,
+            "device_count": n_dev,
+            # the BAR is strongly ordered and synchronous: one access in flight per thread
+            "work_per_s": workload.mem_queries_per_s(access_ns, sys_bw, mlp=np.where(d["pcie_ssd"], 1.0, workload.MLP)) * nan,
+            "capex_usd": host["capex_usd"] + host_dram_gib * p.dram_usd_per_gib + n_dev * device_usd / p.mld_count,
+            "power_w": host["power_w"] + host_dram_gib * _DRAM_W_PER_GIB + n_dev * dev_w / p.mld_count,
+        }
         return {
-            "infeasible": {link.NO_68B_FLIT_REASON: ~valid, PORT_SATURATED: saturated},
+            "infeasible": {link.NO_68B_FLIT_REASON: ~valid, PORT_SATURATED: saturated, **sys_infeasible},
+            **system,
             "time_ns_per_kop": time_kop * nan,
             "slowdown_vs_dram_x": time_kop / time_kop_dram * nan,
             "read_latency_ns": read_ns * nan,

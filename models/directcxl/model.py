@@ -17,6 +17,13 @@ in ``workloads.csv`` and ``fitted.toml`` (calibration.py says what they are fitt
 Cost (§2.9, prices external): a CXL pool is DRAM + one controller per device + switches;
 an RDMA pool is DRAM + a memory-node server and RNIC per node + an RNIC per host (+ fabric
 switches).  Power: DRAM background (energy block) + controllers/NICs/servers.
+
+System (mem-analytics family): ``hosts`` dual-socket hosts run the family's query over
+``footprint_gib`` (= ``pool_capacity_gib``), held by each path's memory (own DIMMs for
+local / tpp, the pool otherwise).  One 64 B access of the query costs the path's operation
+on a one-line object (the same ``op_times``; Swap and TPP hit their local pages at the
+share of the footprint those hold); the bandwidth is the host's local DRAM (local, tpp) or
+its share of the fabric over the bytes each access moves (a page per Swap fault).
 """
 
 from __future__ import annotations
@@ -27,8 +34,9 @@ from pathlib import Path
 import numpy as np
 
 from dse.model import Batch, Metric, Model, Param
-from dse.units import CACHELINE_B, GB, MIB, NS_PER_US
-from models.blocks import cache, cost, energy
+from dse.units import BITS_PER_BYTE, CACHELINE_B, GB, GIB, MIB, NS_PER_US
+from models.blocks import cache, cost, dram, energy, link, workload
+from models.blocks.calibration import per_calibration
 from models.directcxl import calibration as cal
 from models.directcxl import paths
 from models.directcxl.ops import PATHS, op_times, run_time
@@ -80,12 +88,28 @@ MEMORY_NODE_W = 120.0
 #: InfiniBand switch power, W.  Assumption: ~150 W for a 36-port EDR-class switch.
 IB_SWITCH_W = 150.0
 
+#: Local DRAM channels of one host, for the family query's local bandwidth.  Assumption:
+#: the dual-socket host of workload.host_server, 8 channels per socket.
+HOST_CHANNELS = 16
+#: Most DRAM one host's DIMM slots take.  Assumption: 16 channels x 2 DIMMs x 128 GiB.
+HOST_MAX_DRAM_GIB = 4096.0
+#: Reason of a local / tpp point whose per-host share of the footprint exceeds the slots.
+TOO_MUCH_LOCAL_DRAM = "footprint per host beyond one host's DIMM slots (local and tpp keep it in DIMMs)"
+
 _PATH_CODE = {p: i for i, p in enumerate(PATHS)}
 
 
 class DirectCxl(Model):
     name = "directcxl"
-    version = "1"
+    version = "2"
+    family = "mem-analytics"
+    family_fixed = {"platform": "asic", "cpu_clock_mhz": 3000.0}
+    workload_map = {"footprint_gib": "pool_capacity_gib"}
+    boundary = (
+        "`hosts` dual-socket hosts (workload.host_server, local_mem_mib of DRAM each) plus the memory holding "
+        "footprint_gib: their own DIMMs (local, tpp), the CXL pool with controllers and switches (directcxl), or "
+        "memory-node servers, RNICs and InfiniBand switches (rdma, swap, kvs)"
+    )
     summary = "DirectCXL memory pooling over CXL.mem vs RDMA pooling (raw, Swap, KVS) and TPP: latency, run time, $/GiB"
     source = "Gouk et al., 'Memory Pooling With CXL', IEEE Micro (shared/research/directcxl.md)"
     variant_param = "path"
@@ -117,8 +141,8 @@ class DirectCxl(Model):
         Param("mem_frac_other", _FIT["mem_frac_other"], "fitted: No-Switch gain (L214) + Swap kernel share (L140); calibration.py",
               bounds=(0.001, 1.0), doc="share of DLRM's and Ligra's Local run time spent in remote-data operations"),
         Param("hosts", 4, "four compute hosts (L93)", bounds=(1, 4096), integer=True),
-        Param("pool_capacity_gib", 256.0, "four devices of 64 GB (L93, ambiguity 2)", bounds=(8.0, 1048576.0),
-              doc="memory the hosts need at their individual peaks (sum of peaks)"),
+        Param("pool_capacity_gib", 256.0, "four devices of 64 GB (L93, ambiguity 2)", bounds=(1.0, 1048576.0),
+              doc="memory the hosts need at their individual peaks (sum of peaks); the mem-analytics footprint_gib"),
         Param("pooling_saving_frac", 0.10, "assumption: pooling provisions the peak of the sum, ~7-10 % less DRAM than the sum of "
               "per-host peaks (Pond, ASPLOS'23); digest §2.7", bounds=(0.0, 0.9),
               doc="DRAM a shared pool saves over per-host provisioning"),
@@ -132,7 +156,7 @@ class DirectCxl(Model):
         Param("memory_node_usd", 2500.0, "assumption: a one-socket memory server without DRAM (CPU, board, chassis, PSU)",
               bounds=(0.0, 50000.0)),
         Param("ib_switch_usd", 6000.0, "assumption: a 36-port EDR-class InfiniBand switch", bounds=(0.0, 100000.0)),
-        Param("years", 5.0, "assumption: 5-year server depreciation", bounds=(1.0, 10.0)),
+        # ``years`` (5, the pool TCO's period) is the family's common parameter
     )
     metrics = (
         Metric("load_latency_cyc", "min", "one 64 B remote load (RDMA: hardware path, Fig. 6a accounting), host CPU cycles"),
@@ -154,10 +178,12 @@ class DirectCxl(Model):
         Metric("exec_software_share_frac", None, "share of run time in software (kernel faults, verbs, KVS)"),
         Metric("exec_rdma_share_frac", None, "share of run time in RDMA transfers and their copies"),
         Metric("transfer_b_per_op", "min", "bytes moved over the fabric per operation"),
-        Metric("capex_usd", "min", "pool hardware for all hosts: DRAM, controllers/servers, NICs, switches"),
-        Metric("usd_per_gib", "min", "capex per GiB of the hosts' memory demand"),
-        Metric("power_w", "min", "pool power: DRAM background, controllers/servers, NICs, switches"),
-        Metric("tco_usd", "min", "capex + energy over the years (cost block, PUE and $/kWh defaults)"),
+        Metric("pool_capex_usd", "min", "pool hardware for all hosts: DRAM, controllers/servers, NICs, switches"),
+        Metric("usd_per_gib", "min", "pool capex per GiB of the hosts' memory demand"),
+        Metric("pool_power_w", "min", "pool power: DRAM background, controllers/servers, NICs, switches"),
+        Metric("pool_tco_usd", "min", "pool capex + energy over the years (cost block, PUE and $/kWh defaults)"),
+        Metric("access_latency_ns", "min", "one 64 B access of the mem-analytics query on the path (software included)"),
+        Metric("host_bw_gbps", "max", "one host's bandwidth for the query's 64 B accesses (fabric share over bytes moved)"),
     )
 
     def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
@@ -254,8 +280,32 @@ class DirectCxl(Model):
         capex = np.where(is_["directcxl"], cxl_usd, np.where(pooled_rdma, rdma_usd, dram_usd))
         power = np.where(is_["directcxl"], cxl_w, np.where(pooled_rdma, rdma_w, dram_w))
 
+        # --- the mem-analytics system: each host touches footprint/hosts of the memory at random
+        per_host_gib = p.pool_capacity_gib / p.hosts
+        local_gib = p.local_mem_mib * MIB / GIB
+        fam_hit = np.where(is_["swap"] | is_["tpp"], np.minimum(1.0, local_gib / per_host_gib), 0.0)
+        fam = op_times(CACHELINE_B, 0.0, fam_hit, hw_obj_ns=hw_line, **common)
+        access_ns = select(fam, "total")
+        moved_b = select(fam, "bytes")
+        local_bw = HOST_CHANNELS * paths_local_channel_gbps()
+        cxl_link = link.cxl_mem_bw_gbps(p.cxl_gen, p.cxl_lanes)
+        cxl_bw = np.minimum(cxl_link, n_cxl_dev * cxl_link / p.hosts)
+        nic = p.rdma_link_gbit_s / BITS_PER_BYTE
+        rdma_bw = np.minimum(nic, n_dev * nic / p.hosts)
+        fabric_bw = np.where(is_["directcxl"], cxl_bw, rdma_bw)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            host_bw = np.where(moved_b > 0, fabric_bw * CACHELINE_B / moved_b, local_bw)
+        host = workload.host_server(local_gib)
+        in_dimms = is_["local"] | is_["tpp"]
+
         cyc = lambda ns: ns * cpu / NS_PER_US  # noqa: E731
         return {
+            "infeasible": {TOO_MUCH_LOCAL_DRAM: np.asarray(in_dimms & (per_host_gib > HOST_MAX_DRAM_GIB))},
+            "access_latency_ns": access_ns,
+            "host_bw_gbps": host_bw,
+            "work_per_s": p.hosts * workload.mem_queries_per_s(access_ns, host_bw),
+            "capex_usd": p.hosts * host["capex_usd"] + capex,
+            "power_w": p.hosts * host["power_w"] + power,
             "load_latency_cyc": cyc(load_ns),
             "load_latency_ns": load_ns,
             "load_network_share_frac": np.where(is_["rdma"], net_line, 0.0) / load_ns,
@@ -275,11 +325,18 @@ class DirectCxl(Model):
             "exec_software_share_frac": select(ops, "software") * share,
             "exec_rdma_share_frac": select(ops, "rdma") * share,
             "transfer_b_per_op": select(ops, "bytes"),
-            "capex_usd": capex,
+            "pool_capex_usd": capex,
             "usd_per_gib": capex / p.pool_capacity_gib,
-            "power_w": power,
-            "tco_usd": cost.tco_usd(capex, power, p.years),
+            "pool_power_w": power,
+            "pool_tco_usd": cost.tco_usd(capex, power, p.years),
         }
+
+
+@per_calibration
+def paths_local_channel_gbps() -> float:
+    """Sustainable random-read bandwidth of one host DRAM channel (dram block, the ASIC
+    platform's DDR4-3200)."""
+    return float(dram.saturation_bw_gbps(paths.ASIC_DRAM_STANDARD, "random", 1.0))
 
 
 def _chooser(code: np.ndarray | int, n: int):  # noqa: ANN202

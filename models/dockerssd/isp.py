@@ -39,6 +39,15 @@ hardware; the program's compute is what they leave after the host's other terms 
 the knobs change every design's time but not the work.  Four unit costs the article gives
 no value for are fitted to its per-mechanism attributions (``fit.py``): the OS cost scale, the kernel-ctx
 and LBA-set handshakes and the D-Naive copy bandwidth.
+
+System (kv-object family): the family's operation is one storage I/O of the workload (Fig.
+4a's I/O count: RocksDB gets and puts, nginx/vsftpd file reads and writes, the scans' and
+lookups' reads), done at the rate the design runs the workload: ``work_per_s`` = I/Os /
+latency, ``op_latency_us`` = latency / I/Os.  ``size_from = "value_b"`` re-cuts the
+workload's bytes into I/Os of ``value_b`` each (more, smaller I/Os cost more block-layer and
+firmware time and a smaller flash/link transfer size); the program's own work stays the
+article's.  The boundary is one host server (hardware.py) with one 400 GB SSD, a
+DockerSSD (cores, DRAM) for the in-storage designs.
 """
 
 from __future__ import annotations
@@ -47,7 +56,7 @@ from typing import Any
 
 import numpy as np
 
-from dse.model import Batch, Metric, Model, Param
+from dse.model import Batch, Metric, Model, Param, knob_params
 from dse.units import BITS_PER_BYTE, GB, J_PER_PJ, NS_PER_US, US_PER_S
 from models.blocks import link
 from models.blocks.calibration import per_calibration
@@ -128,7 +137,10 @@ def isp_terms(p: Batch | Any, design: Any) -> dict[str, np.ndarray]:
     col = {k: p.pick("workload", dict(zip(WORKLOADS, WL[k]))) for k in
            ("io_gb", "io_count", "syscalls", "pathwalks", "files", "tcp_packets", "exec_s", "read_frac", "sequential")}
     io_b = col["io_gb"] * GB
-    n_io, n_sys, n_walk, n_open, n_pkt = col["io_count"], col["syscalls"], col["pathwalks"], col["files"], col["tcp_packets"]
+    ref_n_io = col["io_count"]  # the article's I/Os (its Fig. 4a times were taken with them)
+    n_sys, n_walk, n_open, n_pkt = col["syscalls"], col["pathwalks"], col["files"], col["tcp_packets"]
+    # kv-object family: the same bytes in I/Os of value_b (size_from = value_b)
+    n_io = np.where(p.is_("size_from", "value_b"), np.ceil(io_b / p.value_b), ref_n_io)
     avg_b = io_b / n_io
     us = 1.0 / US_PER_S
     k = p.os_cost_scale
@@ -153,6 +165,7 @@ def isp_terms(p: Batch | Any, design: Any) -> dict[str, np.ndarray]:
     linux_sys = k * (n_sys * SYSCALL_US + n_walk * PATHWALK_US + n_open * FILE_OPEN_US) * us
     copy = io_b * COPY_CYCLES_PER_BYTE / (REF_CLOCK_GHZ * hw.HZ_PER_GHZ)
     block = k * n_io * BLOCK_IO_US * us
+    ref_block = k * ref_n_io * BLOCK_IO_US * us
     tcp = k * n_pkt * TCP_PACKET_US * us
 
     # --- compute: the listed time is the host's on the article's hardware; what its other
@@ -161,8 +174,8 @@ def isp_terms(p: Batch | Any, design: Any) -> dict[str, np.ndarray]:
     ref_flash_gbps, ref_link_gbps = _reference_bandwidths()
     ref_flash = p.pick("workload", dict(zip(WORKLOADS, ref_flash_gbps)))
     ref_link = p.pick("workload", dict(zip(WORKLOADS, ref_link_gbps)))
-    ref_fw = n_io * FW_IO_CYCLES / (hw.DEV_CLOCK_GHZ * hw.HZ_PER_GHZ)
-    ref_other = block + ref_fw + io_b / (np.minimum(ref_flash, ref_link) * GB) + linux_sys + copy + tcp
+    ref_fw = ref_n_io * FW_IO_CYCLES / (hw.DEV_CLOCK_GHZ * hw.HZ_PER_GHZ)
+    ref_other = ref_block + ref_fw + io_b / (np.minimum(ref_flash, ref_link) * GB) + linux_sys + copy + tcp
     compute_ref = np.maximum(col["exec_s"] - ref_other, p.compute_floor_frac * col["exec_s"])
     amdahl = lambda cores: (1 - p.parallel_frac) + p.parallel_frac / cores  # noqa: E731
     compute_host = compute_ref * h_scale * amdahl(p.host_cores) / amdahl(REF_HOST_CORES)
@@ -199,7 +212,7 @@ def isp_terms(p: Batch | Any, design: Any) -> dict[str, np.ndarray]:
     host_total = host_tcp + host_storage + host_system + compute_host
     return {"network_s": network, "kernel_ctx_s": kernel_ctx, "lba_set_s": lba_set, "storage_s": storage,
             "system_s": system, "compute_s": compute, "host_latency_s": host_total, "io_b": io_b,
-            "flash_gbps": flash_gbps, "link_gbps": link_gbps}
+            "flash_gbps": flash_gbps, "link_gbps": link_gbps, "io_count": n_io}
 
 
 class DockerSsdIsp(Model):
@@ -208,6 +221,13 @@ class DockerSsdIsp(Model):
     summary = "In-storage processing on DockerSSD vs host and P.ISP/D-* designs: six-way latency breakdown, BOM, energy"
     source = "DockerSSD, IEEE Micro 2025 (DOI 10.1109/MM.2025.3574261), Fig. 4 and L1013-1031; research/dockerssd.md"
     variant_param = "design"
+    family = "kv-object"
+    family_fixed = {"size_from": "value_b"}
+    boundary = (
+        "one host server (hardware.py: server without DRAM + 64 GB DDR4) and one 400 GB SSD: a DockerSSD with its cores and "
+        "DRAM for the in-storage designs (D-Naive's second processor included), a conventional SSD for host; power: the "
+        "run's busy power and traffic energy over its time, the host platform idling while the SSD computes"
+    )
     params = (
         Param("design", "d_virtfw", "the six data-processing models of Fig. 4 (L1013)", choices=DESIGNS),
         Param("workload", "embed_rm1", "the 13 workloads of Fig. 4a (workloads.csv)", choices=WORKLOADS),
@@ -245,6 +265,10 @@ class DockerSsdIsp(Model):
         Param("naive_copy_gbps", 3.711, "fitted (fit.py) to the same attributions: D-Naive's inter-complex copy",
               bounds=(0.05, 1000.0)),
         Param("compute_floor_frac", 0.05, "assumption: compute is at least 5% of a workload's listed time", bounds=(0.0, 1.0)),
+        *knob_params("kv-object"),
+        Param("size_from", "workload",
+              "assumption: the workload's own I/O sizes (Fig. 4a bytes / I/Os) win unless a family comparison selects value_b",
+              choices=("workload", "value_b"), doc="which sets the I/O size: the workload table or the family knob value_b"),
     )
     metrics = (
         Metric("latency_s", "min", "end-to-end execution time of the workload"),
@@ -259,6 +283,7 @@ class DockerSsdIsp(Model):
         Metric("energy_j", "min", "energy of the run: busy processor and platform power x time + flash/DRAM/PCIe traffic"),
         Metric("energy_vs_host_x", "min", "energy of the run / the host's energy for the same workload"),
         Metric("device_usd", "min", "bill of materials of the compute that runs the workload (cost block)"),
+        Metric("op_latency_us", "min", "run time per storage I/O of the workload (latency_s / I/Os)"),
     )
 
     def evaluate(self, p: Batch) -> dict[str, Any]:
@@ -288,6 +313,12 @@ class DockerSsdIsp(Model):
         ssd = ssd + np.where(naive, hw.SSD_CONTROLLER_USD * p.dev_cores / hw.CONTROLLER_REF_CORES, 0.0)
         device_usd = np.where(host, hw.host_usd(hw.HOST_DRAM_GB) + hw.ssd_usd(hw.SSD_CAPACITY_GB, hw.DEV_DRAM_GB), ssd)
 
+        # --- the system (kv-object family): I/Os per second of the run; one host + one SSD
+        ops = t["io_count"] / latency
+        capex = np.where(host, device_usd, hw.host_usd(hw.HOST_DRAM_GB) + ssd)
+        idle_host_j = np.where(host, 0.0, hw.HOST_PLATFORM_W * np.maximum(latency - pisp_host_s, 0.0))
+        power = (energy + idle_host_j) / latency
+
         no_pool = np.asarray(p.dev_dram_gb <= FW_POOL_GB)
         ok = np.where(no_pool, np.nan, 1.0)  # the ISP pool must exist
         out = {k: t[k] * ok for k in parts}
@@ -299,5 +330,9 @@ class DockerSsdIsp(Model):
             "energy_j": energy * ok,
             "energy_vs_host_x": energy / host_j * ok,
             "device_usd": device_usd,
+            "work_per_s": ops * ok,
+            "op_latency_us": latency / t["io_count"] * US_PER_S * ok,
+            "capex_usd": capex,
+            "power_w": power * ok,
         })
         return out

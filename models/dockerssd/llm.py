@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from dse.model import Batch, Metric, Model, Param
-from dse.units import BITS_PER_BYTE, GB, HOURS_PER_YEAR, J_PER_PJ, S_PER_HOUR, US_PER_S
+from dse.model import Batch, Metric, Model, Param, knob_params
+from dse.units import BITS_PER_BYTE, GB, HOURS_PER_YEAR, J_PER_PJ, MS_PER_S, S_PER_HOUR, US_PER_S
 from models.blocks import cost, link
 from models.blocks.calibration import per_calibration
 from models.blocks.llm import MODELS
@@ -37,6 +37,8 @@ from models.dockerssd import pool
 
 CONFIGS = ("h_nocache", "h_cache", "d_nocache", "d_cache")
 LLMS = tuple(r["llm"] for r in hw.llm_table())
+#: ``llm`` choice that sizes the model from the llm-serve workload's ``model_params_b``.
+BY_PARAMS = "by_params"
 NODES = (16, 32, 64, 128)
 KV_PLACEMENTS = ("second_tier", "fastest_first")
 SWAP_LINKS = ("pcie3", "pcie4", "pcie5")
@@ -67,6 +69,27 @@ def _shape_columns() -> dict[str, np.ndarray]:
 
 
 SHAPES = _shape_columns()
+#: Parameters outside the layers (embedding + LM head) and per layer, of each LLM.
+_EMB_PARAMS = SHAPES["vocab"] * SHAPES["hidden"]
+_LAYER_PARAMS = (SHAPES["params"] - _EMB_PARAMS) / SHAPES["layers"]
+
+
+def sized_shape(code: Any, params_b: Any) -> dict[str, np.ndarray]:
+    """Shape columns per point: the article's LLM of code ``code``, or (code ``len(LLMS)``,
+    ``llm = by_params``) the LLM nearest in size to ``params_b`` (log scale) with its layer
+    count scaled so that the parameters come to ``params_b`` (at least one layer).  Also
+    ``params``: the parameters of the shape used."""
+    code = np.asarray(code)
+    target = np.asarray(params_b, dtype=np.float64) * 1e9
+    near = np.argmin(np.abs(np.log(SHAPES["params"])[None, :] - np.log(np.atleast_1d(target))[:, None]), axis=1)
+    near = near.reshape(np.shape(target))
+    by = code == len(LLMS)
+    idx = np.where(by, near, np.minimum(code, len(LLMS) - 1))
+    out = {k: v[idx] for k, v in SHAPES.items()}
+    layers = np.maximum(1.0, np.round((target - _EMB_PARAMS[near]) / _LAYER_PARAMS[near]))
+    out["layers"] = np.where(by, layers, out["layers"])
+    out["params"] = np.where(by, _EMB_PARAMS[near] + layers * _LAYER_PARAMS[near], out["params"])
+    return out
 
 
 def swap_bw_gbps(dev_gbps: Any, fault_us: Any, page_b: float = SWAP_PAGE_B) -> np.ndarray:
@@ -79,6 +102,7 @@ def swap_bw_gbps(dev_gbps: Any, fault_us: Any, page_b: float = SWAP_PAGE_B) -> n
 #: Infeasible points (``run_full``'s reasons): with enforce_capacity, no TP x PP layout holds
 #: the weights, KV cache and activations in the nodes' DRAM and slow tier.
 NO_LAYOUT_FITS = "no TP x PP layout fits the nodes' memory tiers (weights + KV cache + activations)"
+NO_PREFILL_FITS = "no TP x PP layout fits the prompt's prefill (weights + activations of the whole prompt)"
 
 
 class DockerSsdLlm(Model):
@@ -93,9 +117,14 @@ class DockerSsdLlm(Model):
     eval_chunk = 1024
     params = (
         Param("config", "d_cache", "the four configurations of Figs. 5-6 (L1066-1068)", choices=CONFIGS),
-        Param("llm", "lamda-137B", "the eight LLMs of the study (L1062), shapes from the LLM block", choices=LLMS),
+        Param("llm", BY_PARAMS,
+              "by_params: the llm-serve workload's model_params_b (the study's LLM nearest in size, layers scaled to "
+              "it); or one of the eight LLMs of the study (L1062) by name, shapes from the LLM block (the claims name them)",
+              choices=(*LLMS, BY_PARAMS)),
+        *knob_params("llm-serve", "model_params_b", "output_tokens"),
         Param("nodes", 16, "16-128 hosts or DockerSSDs per pool (L1062)", choices=NODES),
-        Param("seq_len", 32768.0, "sequence length 32K in Fig. 5 (L1074); swept in Fig. 6a/b", bounds=(1.0, 131072.0),
+        Param("seq_len", 32768.0, "sequence length 32K in Fig. 5 (L1074); swept in Fig. 6a/b; the llm-serve workload's "
+              "context_tokens", bounds=(1.0, 1048576.0),
               doc="context tokens at the decode step (cached tokens, or recomputed ones without a cache)"),
         Param("batch", 16.0, "one sequence per node (L1074) at the default 16 nodes; 1-512 in Fig. 6c/d (L1100)",
               bounds=(1.0, 4096.0), integer=True, doc="sequences decoded together by the whole pool"),
@@ -156,10 +185,18 @@ class DockerSsdLlm(Model):
         Metric("pool_power_w", "min", "pool power while decoding"),
         Metric("energy_per_token_j", "min", "pool energy per generated token"),
         Metric("cost_per_mtoken_usd", "min", "TCO (amortized capex + energy) per million tokens at full load"),
+        # llm-serve family (work_per_s, capex_usd, power_w are added by the engine)
+        Metric("ttft_ms", "min", "time to first token: the batch's prefill of the prompt (seq_len - output_tokens tokens)"),
+        Metric("llm_params_b", None, "parameters of the LLM shape evaluated, billions"),
     )
+    family = "llm-serve"
+    workload_map = {"context_tokens": "seq_len"}
+    boundary = ("the pool: its hosts (DRAM, swap SSDs) or its DockerSSDs with their cores and DRAM, the hosts that "
+                "house them and the PCIe switches between them (pool_capex_usd / pool_power_w)")
 
     def evaluate(self, p: Batch) -> dict[str, Any]:
-        m = {k: p.pick("llm", dict(zip(LLMS, v))) for k, v in SHAPES.items()}
+        m = sized_shape(p.llm, p.model_params_b)
+        llm_params = m.pop("params")
         is_dev = p.is_("config", "d_nocache") | p.is_("config", "d_cache")
         cache = p.is_("config", "h_cache") | p.is_("config", "d_cache")
         host_cache = p.is_("config", "h_cache")
@@ -180,12 +217,18 @@ class DockerSsdLlm(Model):
         slow_cap = np.where(is_dev, p.dev_flash_gb, np.where(host_cache, p.swap_ssd_gb, 0.0)) * GB
         slow_gbps = np.where(is_dev, flash_gbps, swap_gbps)
 
-        st = pool.step(m, nodes=p.nodes, batch=p.batch, ctx=p.seq_len, kv_cache=cache, flops_per_s=flops_per_s,
+        hw_args = dict(nodes=p.nodes, batch=p.batch, flops_per_s=flops_per_s,
                        fast_cap_b=fast_cap, fast_bps=fast_gbps * GB, slow_cap_b=slow_cap, slow_bps=slow_gbps * GB,
                        kv_second_tier=p.is_("kv_placement", "second_tier"), net_bps=p.net_gbps * GB,
                        net_latency_s=p.net_latency_us / US_PER_S,
                        relax=p.is_("enforce_capacity", False), bytes_per_elem=BYTES_PER_ELEM)
+        st = pool.step(m, ctx=p.seq_len, kv_cache=cache, **hw_args)
         t = st["step_s"]
+        # prefill (llm-serve): the prompt's tokens all at once, as a step without a KV cache
+        # computes its context (writing the cache it leaves is not timed)
+        prompt = np.maximum(p.seq_len - p.output_tokens, 1.0)
+        pre = pool.step(m, ctx=prompt, kv_cache=False, **hw_args)
+        t_pre = pre["step_s"]
 
         # --- bill of materials (cost block prices; hw.* assumptions)
         n = p.nodes
@@ -207,6 +250,11 @@ class DockerSsdLlm(Model):
                                      + st["net_b"] * hw.PCIE_PJ_PER_BIT)
         step_j = static_w * t + dyn_j
         power = step_j / t
+        pre_j = static_w * t_pre + n * BITS_PER_BYTE * J_PER_PJ * (
+            pre["fast_traffic_b"] * hw.DRAM_PJ_PER_BIT + pre["slow_traffic_b"] * slow_pj + pre["net_b"] * hw.PCIE_PJ_PER_BIT)
+        # a request: its prefill (first token), then output_tokens - 1 decode steps at the context
+        decodes = p.output_tokens - 1.0
+        request_s = t_pre + decodes * t
         energy_tok = step_j / p.batch
         tokens_per_s = p.batch / t
         tco_year = cost.tco_usd_per_year(capex, np.nan_to_num(power), p.lifetime_years)
@@ -215,7 +263,7 @@ class DockerSsdLlm(Model):
 
         total_b = st["fast_traffic_b"] + st["slow_traffic_b"]
         return {
-            "infeasible": {NO_LAYOUT_FITS: np.isnan(t)},  # pool.step: NaN where no layout is taken
+            "infeasible": {NO_LAYOUT_FITS: np.isnan(t), NO_PREFILL_FITS: np.isnan(t_pre)},  # pool.step: NaN where no layout is taken
             "time_per_token_s": t,
             "tokens_per_s": tokens_per_s,
             "compute_s": st["compute_s"],
@@ -230,6 +278,11 @@ class DockerSsdLlm(Model):
             "pool_power_w": power,
             "energy_per_token_j": energy_tok,
             "cost_per_mtoken_usd": usd_per_mtok,
+            "ttft_ms": t_pre * MS_PER_S,
+            "llm_params_b": llm_params / 1e9,
+            "work_per_s": p.batch * p.output_tokens / request_s,
+            "capex_usd": capex,
+            "power_w": (pre_j + decodes * step_j) / request_s,
         }
 
 

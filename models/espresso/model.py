@@ -25,15 +25,23 @@ Designs (``design``, paper L237): ``conv`` 6 cores + 1 GB/TB; ``shrunk`` half th
 mapping table on the host; ``vh`` Shrunk + a host hypervisor that redirects writes to
 lenders and copies them back; ``vh_ideal`` the same without copyback; ``proch`` Shrunk +
 processor harvesting; ``espresso`` processor + DRAM harvesting.
+
+System (kv-object family): one I/O request is the family's operation and the JBOF does
+``iops`` per borrower times its borrowers (idle lenders do none of their own).  The
+boundary is one DPU's share of the reference chassis: the DPU (BlueField-3 class, with its
+16 GB), its ``jbof_ssds`` SSDs (BOM), the CXL switch and half of the 24-bay enclosure.  The
+microbenchmark's request size is ``io_size_kib`` (the article's) unless ``size_from =
+"value_b"``, when the family knob ``value_b`` (bytes) sets it.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from dse.model import Batch, Metric, Model, Param
+from dse.model import Batch, Metric, Model, Param, knob_params
 from dse.units import BITS_PER_BYTE, J_PER_PJ, KIB, NS_PER_US, US_PER_S
 from models.blocks import energy, link, queueing
+from models.blocks.cost import component_price
 from models.espresso import bom, data, ssd
 from models.espresso.harvest import borrowed_dram_gb_per_tb, harvest_capacity, redirect_frac
 
@@ -41,7 +49,8 @@ from models.espresso.harvest import borrowed_dram_gb_per_tb, harvest_capacity, r
 PERF_METRICS = (
     "throughput_gbps", "iops", "jbof_throughput_gbps", "latency_us", "qd1_latency_us", "loaded_latency_us",
     "saturation_gbps", "proc_util_frac", "borrower_util_frac", "lender_proc_util_frac", "redirect_frac",
-    "bottleneck_code", "iops_per_usd", "gbps_per_kusd", "energy_per_io_uj", "power_w",
+    "bottleneck_code", "iops_per_usd", "gbps_per_kusd", "energy_per_io_uj", "ssd_power_w",
+    "work_per_s", "op_latency_us", "power_w",
 )
 DESIGNS = ("conv", "oc", "shrunk", "vh", "vh_ideal", "proch", "espresso")
 #: Infeasible points (``run_full``'s reasons).
@@ -84,6 +93,11 @@ _E_TR_UJ = float(energy.flash_op_energy_uj(ssd.TR_MEAN_US, energy.FLASH_ICC_MA["
 _E_TPROG_UJ = float(energy.flash_op_energy_uj(ssd.TPROG_MEAN_US, energy.FLASH_ICC_MA["program"]))
 
 
+#: DRAM on the DPU card, priced with the card (paper L211: 16 GB DDR5-5600; BlueField-3 has 16-32 GB on board).
+DPU_ONBOARD_DRAM_GB = 16.0
+_DDR5_USD_PER_GIB = component_price("dram_ddr5").value
+
+
 def _fit(name: str) -> tuple[float, str]:
     return data.fitted_value(name), data.fitted_source(name)
 
@@ -94,6 +108,13 @@ class Espresso(Model):
     summary = "Espresso CXL JBOF: SSDs harvest idle SSDs' processors and DRAM; throughput, latency, BOM, IOPS/$"
     source = "Espresso (Yi, An, Peng, ..., Jie Zhang; PKU), digest shared/research/espresso.md"
     variant_param = "design"
+    family = "kv-object"
+    family_fixed = {"size_from": "value_b"}
+    boundary = (
+        "one DPU's share of the CXL JBOF: the DPU host (card with its 16 GB, extra DRAM per GiB), all jbof_ssds SSDs "
+        "(BOM), the CXL switch and half of the 24-bay enclosure (PSUs, fans, backplane); power: borrowers at their "
+        "throughput, idle lenders' flash, the DPU, the switch and the enclosure"
+    )
     #: points per evaluate call: measured with `dse bench espresso` (131,072 random points),
     #: 65,536 gave ~7% more points/s than the engine's 32,768 (fewer per-call and flash-solver
     #: slice overheads); 131,072 was no faster
@@ -105,6 +126,10 @@ class Espresso(Model):
         Param("pattern", "sequential", "microbenchmarks run sequential and random I/O (Fig 10); used by 'micro' only", choices=PATTERNS),
         Param("read_frac", 1.0, "microbenchmark read share (Fig 10 runs pure reads and pure writes); 'micro' only", bounds=(0.0, 1.0)),
         Param("io_size_kib", 256.0, "Fig 10: 64-256 KB requests (Fig 11: 4 KB); 'micro' only", bounds=(4.0, 1024.0)),
+        *knob_params("kv-object"),
+        Param("size_from", "io_size_kib",
+              "assumption: the article's io_size_kib wins unless a family comparison selects the family knob value_b",
+              choices=("io_size_kib", "value_b"), doc="which parameter sets the microbenchmark's request size ('micro' only)"),
         Param("qd", 64.0, "paper L248: I/O depth 64 for the throughput tests (1 for the latency test); 'micro' only", bounds=(1.0, 256.0)),
         Param("load_frac", 0.7, "assumption: an open-loop load at 70% of saturation for loaded_latency_us", bounds=(0.0, 0.99)),
         Param("trace_qd", *_fit("trace_qd"), bounds=(1.0, 256.0),
@@ -173,6 +198,22 @@ class Espresso(Model):
         Param("other_usd", bom.OTHER_USD, "paper L267: $6 PCB, packaging (cost block)", bounds=(0.0, 100.0)),
         Param("oc_controller_usd", *_fit("oc_controller_usd"), bounds=(0.0, 200.0),
               doc="flash-only controller of an OC SSD (no FTL cores, no DRAM; the paper gives no price, digest ambiguity 1)"),
+        # --- the JBOF around the SSDs (family metrics only; the article prices SSDs alone, digest ambiguity 12)
+        Param("dpu_usd", component_price("dpu_bluefield3").value, "cost block: dpu_bluefield3 (street price, 2026)",
+              bounds=(0.0, 20000.0), doc="the DPU host card, its 16 GB on board"),
+        Param("dpu_power_w", component_price("dpu_bluefield3_power_w").value, "cost block: dpu_bluefield3_power_w (NVIDIA manual, max)",
+              bounds=(0.0, 500.0), doc="DPU power (taken near full load)"),
+        Param("cxl_switch_usd", component_price("cxl_switch").value, "cost block: cxl_switch (assumption, dated)", bounds=(0.0, 10000.0),
+              doc="the JBOF's one CXL switch (the model's CXL round trips cross one switch)"),
+        Param("cxl_switch_power_w", component_price("cxl_switch_power_w").value, "cost block: cxl_switch_power_w (FS2 digest, PEX8796 class)",
+              bounds=(0.0, 200.0)),
+        Param("enclosure_usd", 2000.0,
+              "assumption: half of a ~US$4,000 2U 24-bay NVMe JBOF enclosure (redundant PSUs, fans, backplane); the reference "
+              "chassis holds two DPUs (digest L66); no public price found",
+              bounds=(0.0, 20000.0), doc="one DPU's share of the enclosure"),
+        Param("enclosure_power_w", 60.0,
+              "assumption: half of ~120 W of fans, backplane and PSU loss of a loaded 2U 24-bay enclosure",
+              bounds=(0.0, 1000.0), doc="one DPU's share of the enclosure's own power"),
     )
     metrics = (
         Metric("throughput_gbps", "max", "per borrower SSD at the queue depth"),
@@ -196,8 +237,9 @@ class Espresso(Model):
         Metric("iops_per_usd", "max", "IOPS per BOM dollar of one SSD"),
         Metric("gbps_per_kusd", "max", "throughput per 1000 BOM dollars of one SSD"),
         Metric("energy_per_io_uj", "min", "energy of one request: flash, link PHY, DRAM, processors (lent cycles included)"),
-        Metric("power_w", "min", "borrower SSD power at its throughput (flash idle included)"),
+        Metric("ssd_power_w", "min", "borrower SSD power at its throughput (flash idle included)"),
         Metric("lifetime_x", "max", "flash lifetime relative to writing each page once (VH copyback < 1)"),
+        Metric("op_latency_us", "min", "mean request latency at the queue depth (= latency_us)"),
     )
 
     def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
@@ -210,8 +252,9 @@ class Espresso(Model):
         # --- workload: Table 3 statistics, or the microbenchmark's knobs
         micro = p.is_("workload", "micro")
         rf = np.where(micro, p.read_frac, _RF[p.workload])
-        rd_b = np.where(micro, p.io_size_kib, _RD_KIB[p.workload]) * KIB
-        wr_b = np.where(micro, p.io_size_kib, _WR_KIB[p.workload]) * KIB
+        io_b = np.where(p.is_("size_from", "value_b"), p.value_b, p.io_size_kib * KIB)
+        rd_b = np.where(micro, io_b, _RD_KIB[p.workload] * KIB)
+        wr_b = np.where(micro, io_b, _WR_KIB[p.workload] * KIB)
         seq = micro & p.is_("pattern", "sequential")
         footprint = np.where(micro, 1.0, p.trace_footprint_frac)
 
@@ -379,7 +422,13 @@ class Espresso(Model):
         # (the DPU's driver cycles are left out for every design: the SSD's energy, as before)
         cycles = c_io * (1.0 + p_red * o) + np.where(oc, c_ftl_oc - c_io, 0.0) + np.where(any_vh, hyp_c, 0.0)
         e_io_uj = flash_uj + phy_uj + dram_uj + cycles * J_PER_CYCLE * UJ_PER_J
-        power_w = e_io_uj / UJ_PER_J * x + energy.flash_idle_power_w(p.channels * p.dies_per_channel)
+        flash_idle_w = energy.flash_idle_power_w(p.channels * p.dies_per_channel)
+        power_w = e_io_uj / UJ_PER_J * x + flash_idle_w
+
+        # --- the JBOF (kv-object family): borrowers' requests, every SSD, the DPU and the rest
+        extra_dram_gib = np.maximum(p.host_dram_gb - DPU_ONBOARD_DRAM_GB, 0.0)  # binary GB, as bom.py
+        jbof_usd = n_ssd * bom_usd + p.dpu_usd + extra_dram_gib * _DDR5_USD_PER_GIB + p.cxl_switch_usd + p.enclosure_usd
+        jbof_w = n_b * power_w + n_l * flash_idle_w + p.dpu_power_w + p.cxl_switch_power_w + p.enclosure_power_w
 
         gbps = x * bytes_io / 1e9
         out = {
@@ -404,7 +453,11 @@ class Espresso(Model):
             "iops_per_usd": x / bom_usd,
             "gbps_per_kusd": gbps / bom_usd * 1e3,
             "energy_per_io_uj": e_io_uj,
-            "power_w": power_w,
+            "ssd_power_w": power_w,
+            "work_per_s": x * n_b,
+            "op_latency_us": latency,
+            "capex_usd": jbof_usd,
+            "power_w": jbof_w,
             "lifetime_x": np.where(vh, 1.0 / (1.0 + redirect_w), 1.0),
         }
         # a JBOF without a borrower has no workload: its performance metrics are NaN

@@ -34,6 +34,14 @@ useful, 64 B each plus the MemRdPC / BISnpData headers, over the CXL link.  Deci
 (M4): one prediction per LLC miss at Table 4's operations per prediction.  Cost (M8,
 cost block): holding the working set on CXL-SSDs (Z-NAND or Optane-class media, internal
 DRAM, controller, CXL premium) against host DDR5.
+
+Common metrics (family ``mem-analytics``, ``_system``): one dual-socket host (workload block)
+runs the family's query over ``footprint_gib`` held on CXL-SSDs of that capacity (or, for
+``local_dram``, in the host's DIMMs).  The query's misses follow the selected workload's
+pattern (its prefetch coverage and timeliness); the footprint sets the internal-DRAM hit rate,
+the device count and the price.  Access latency is the exposed latency of one miss (a hidden
+miss costs an LLC / reflector lookup); bandwidth is the devices' links less prefetch traffic,
+capped by the back end's 64 B read rate where the internal DRAM misses.
 """
 
 from __future__ import annotations
@@ -43,9 +51,9 @@ from pathlib import Path
 
 import numpy as np
 
-from dse.model import Batch, Metric, Model, Param
+from dse.model import Batch, Metric, Model, Param, knob_params
 from dse.units import CACHELINE_B, GB, GIB
-from models.blocks import link, memssd
+from models.blocks import dram, link, memssd, workload
 from models.blocks.calibration import per_calibration
 from models.blocks.cost import component_price
 
@@ -144,6 +152,30 @@ _CXL_PREMIUM = component_price("cxl_premium_frac").value
 #: Optane-class media priced like Z-NAND (assumption: no public 3D XPoint media price).
 _MEDIA_USD_PER_GB = {"znand": _ZNAND_USD_PER_GB, "pmem": _ZNAND_USD_PER_GB, "dram": _HOST_DRAM_USD_PER_GIB * GB / GIB}
 
+# ----------------------------------------------------------------------------- system (mem-analytics family)
+#: Infeasible point of the common metrics.
+LOCAL_TOO_BIG = "local_dram: footprint_gib plus the host's own DIMMs is more DRAM than the host takes (host_max_dram_gib)"
+#: Wall power of one CXL-SSD under load (cost block price table, dated assumption).
+_SSD_W = component_price("cxl_ssd_power_w").value
+_SWITCH_USD = component_price("cxl_switch").value
+_SWITCH_W = component_price("cxl_switch_power_w").value
+#: Downstream ports of one CXL switch.  Assumption: a 16-port switch (one level of the tree
+#: fans out to 16 devices or switches below it).
+SWITCH_PORTS = 16.0
+#: Back-end 64 B reads per second of one device (flash block saturation), per media; a DRAM
+#: back end is not a limit (the link is).
+BACKEND_READS_PER_S = {
+    "znand": float(memssd.backend_iops(memssd.backend_config("znand"), CACHELINE_B)),
+    "pmem": float(memssd.backend_iops(memssd.backend_config("pmem"), CACHELINE_B)),
+    "dram": np.inf,
+}
+
+
+@per_calibration
+def _host_channel_gbps() -> float:
+    """Random-read saturation bandwidth of one host DDR channel at Table 1's timings (dram block)."""
+    return float(dram.saturation_bw_gbps(memssd.host_dram_timing(HOST_DDR_T_NS), "random", 1.0))
+
 
 class Expand(Model):
     name = "expand"
@@ -151,6 +183,9 @@ class Expand(Model):
     summary = "ExPAND: topology-aware SSD-side prefetching for CXL-SSDs vs host prefetchers and local DRAM"
     source = "Oh et al., 'ExPAND', IEEE Micro 2025 (research/cxl-prefetch.md)"
     variant_param = "design"
+    family = "mem-analytics"
+    boundary = ("one dual-socket host (CPUs, board, its own DIMMs; local_dram adds the footprint to them) plus the "
+                "CXL-SSDs that hold the footprint and the CXL switches of the switch levels")
     params = (
         Param("design", "expand", "Fig. 3a prefetchers, NoPrefetch, LocalDRAM; ideal = Fig. 1a's swept prefetcher", choices=DESIGNS),
         Param("workload", "pr", "Table 3 (CC: assumption, digest ambiguity 8)", choices=WORKLOADS),
@@ -184,6 +219,14 @@ class Expand(Model):
         Param("dram_usd_per_gib", _HOST_DRAM_USD_PER_GIB, "cost block: dram_ddr5 (TrendForce 2023-04)", bounds=(0.5, 50.0)),
         Param("media_usd_per_gb", _ZNAND_USD_PER_GB, "cost block: nand_znand (priced as SLC; dated assumption)", bounds=(0.01, 20.0),
               doc="back-end media price (Z-NAND / PMEM; a DRAM back end uses dram_usd_per_gib)"),
+        *knob_params("mem-analytics"),
+        Param("host_base_dram_gib", 32.0, "assumption: the host's own DIMMs for the OS, code and stacks (one 16 GiB RDIMM "
+              "per socket); the footprint sits on the CXL-SSDs", bounds=(0.0, 8192.0),
+              doc="host DRAM besides the footprint (common metrics only)"),
+        Param("host_channels", 16, "assumption: the workload block's dual-socket host, 8 DDR channels per socket",
+              bounds=(1, 64), integer=True, doc="host DDR channels (local_dram's bandwidth, common metrics only)"),
+        Param("host_max_dram_gib", 4096.0, "assumption: a dual-socket host with 32 DIMM slots of 128 GiB RDIMMs",
+              bounds=(16.0, 65536.0), doc="most DRAM the host takes (local_dram holds the footprint there)"),
     )
     metrics = (
         Metric("time_ns_per_kinst", "min", "execution time per 1000 instructions"),
@@ -197,6 +240,9 @@ class Expand(Model):
         Metric("predictor_mem_kb", "min", "predictor state (Table 4)"),
         Metric("memory_usd", "min", "cost of holding the working set on this memory"),
         Metric("usd_per_gib", "min", "memory cost per GiB"),
+        Metric("access_latency_ns", "min", "exposed latency of one miss of the family query at footprint_gib"),
+        Metric("ssd_count", "min", "CXL-SSDs holding footprint_gib (0 for local_dram)"),
+        Metric("system_bw_gbps", "max", "bandwidth of useful 64 B lines the system delivers at footprint_gib"),
     )
 
     def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
@@ -260,15 +306,15 @@ class Expand(Model):
 
         # --- cost of holding the working set (M8, cost block) -----------------------------
         ws_gb = ws_b / GB
-        devices = np.ceil(ws_gb / DEVICE_GB)
-        media_usd = np.where(is_dram_media, ws_gb * GB / GIB * p.dram_usd_per_gib, ws_gb * p.media_usd_per_gb)
-        ssd_usd = media_usd + devices * (_SSD_CTRL_USD + p.ssd_dram_gb * GB / GIB * _SSD_DRAM_USD_PER_GIB) * (1.0 + _CXL_PREMIUM)
-        local_usd = ws_gb * GB / GIB * p.dram_usd_per_gib
-        memory_usd = np.where(d["local_dram"], local_usd, ssd_usd)
+        memory_usd = np.where(d["local_dram"], ws_gb * GB / GIB * p.dram_usd_per_gib, _ssd_usd(p, ws_gb, is_dram_media))
+
+        # --- the family's system at footprint_gib (common metrics) -------------------------
+        system = _system(p, d, gen, flit, path_ns, is_dram_media, coverage, timely, acc, late_ns, local_ns)
 
         nan = np.where(valid, 1.0, np.nan)
         return {
-            "infeasible": {link.NO_68B_FLIT_REASON: ~valid},
+            **system,
+            "infeasible": {link.NO_68B_FLIT_REASON: ~valid, **system["infeasible"]},
             "time_ns_per_kinst": 1000.0 * t * nan,
             "speedup_vs_nopf_x": t_nopf / t * nan,
             "slowdown_vs_local_x": t / t_local * nan,
@@ -282,3 +328,53 @@ class Expand(Model):
             "usd_per_gib": memory_usd / (ws_gb * GB / GIB),
         }
 
+
+
+def _ssd_usd(p: Batch, ws_gb, is_dram_media) -> np.ndarray:
+    """Price of CXL-SSDs holding ``ws_gb``: media by capacity, plus per device the controller
+    and its internal DRAM with the CXL premium (cost block)."""
+    devices = np.ceil(ws_gb / DEVICE_GB)
+    media_usd = np.where(is_dram_media, ws_gb * GB / GIB * p.dram_usd_per_gib, ws_gb * p.media_usd_per_gb)
+    return media_usd + devices * (_SSD_CTRL_USD + p.ssd_dram_gb * GB / GIB * _SSD_DRAM_USD_PER_GIB) * (1.0 + _CXL_PREMIUM)
+
+
+def _system(p: Batch, d, gen, flit, path_ns, is_dram_media, coverage, timely, acc, late_ns, local_ns) -> dict:
+    """The mem-analytics system: one host runs the family query over ``footprint_gib`` on
+    CXL-SSDs of that capacity (``local_dram``: in the host's DIMMs)."""
+    local = np.asarray(d["local_dram"])
+    fp_gib = np.asarray(p.footprint_gib, dtype=np.float64)
+    fp_gb = fp_gib * GIB / GB
+    # latency: the internal DRAM's hit rate over the footprint, the prefetcher's share hidden
+    h_int = np.where(is_dram_media, 1.0, memssd.powerlaw_hit_rate(p.ssd_dram_gb * GB, LLC_B, fp_gib * GIB, p.dram_reuse_alpha))
+    e2e_ns = LLC_LOOKUP_NS + path_ns + memssd.device_read_ns(h_int, p.ctrl_ns, _ssd_dram_ns(), p.pick("media", MEDIA_READ_NS))
+    hidden = coverage * timely
+    ssd_ns = (1.0 - hidden) * e2e_ns + hidden * (LLC_LOOKUP_NS + late_ns)
+    access_ns = np.where(local, local_ns, ssd_ns)
+    # bandwidth: each device's link carries the demand misses and every prefetch (useful and
+    # useless, with header); lines that miss the internal DRAM are back-end reads
+    devices = np.where(local, 0.0, np.ceil(fp_gb / DEVICE_GB))
+    useless_per_useful = np.where(acc > 0, (1.0 - np.maximum(acc, 1e-9)) / np.maximum(acc, 1e-9), 0.0)
+    fetched = (1.0 - hidden) + coverage * (1.0 + useless_per_useful)  # lines per demand access
+    link_b = (1.0 - hidden) * CACHELINE_B + coverage * (1.0 + useless_per_useful) * (CACHELINE_B + PREFETCH_HEADER_B)
+    link_lines_per_s = link.cxl_mem_bw_gbps(gen, p.lanes, flit, 1.0) * GB / link_b
+    with np.errstate(divide="ignore"):
+        backend_lines_per_s = p.pick("media", BACKEND_READS_PER_S) / np.maximum((1.0 - h_int) * fetched, 0.0)
+    ssd_bw = devices * np.minimum(link_lines_per_s, backend_lines_per_s) * CACHELINE_B / GB
+    bw = np.where(local, p.host_channels * _host_channel_gbps(), ssd_bw)
+    # price and power: the host with its own DIMMs (+ the footprint for local_dram), the
+    # CXL-SSDs, and the switches of every level (SWITCH_PORTS devices below each)
+    switches = np.where(local, 0.0, p.switch_levels * np.ceil(devices / SWITCH_PORTS))
+    base = workload.host_server(p.host_base_dram_gib)
+    host_w = workload.host_server(p.host_base_dram_gib + np.where(local, fp_gib, 0.0))["power_w"]
+    capex = (base["capex_usd"] + np.where(local, fp_gib * p.dram_usd_per_gib, _ssd_usd(p, fp_gb, is_dram_media))
+             + switches * _SWITCH_USD)
+    host_gib = p.host_base_dram_gib + np.where(local, fp_gib, 0.0)
+    return {
+        "infeasible": {LOCAL_TOO_BIG: np.asarray(host_gib > p.host_max_dram_gib)},
+        "access_latency_ns": access_ns,
+        "ssd_count": devices,
+        "system_bw_gbps": bw,
+        "work_per_s": workload.mem_queries_per_s(access_ns, bw),
+        "capex_usd": capex,
+        "power_w": host_w + devices * _SSD_W + switches * _SWITCH_W,
+    }

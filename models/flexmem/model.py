@@ -18,14 +18,21 @@ Mechanism (digest §2):
   a cold start downloads the image from the registry first.
 * **Cost.**  Hosts for a fleet of VMs, each a dual-socket server with 1 TB of DRAM (cost
   block DRAM price, energy block DRAM power, TCO with PUE and $/kWh).
+
+Common metrics (family ``vm-host``, ``_system``): the fleet's ``fleet_vms`` VMs run around the
+clock, ``fleet_vms`` VM-hours per hour.  Each is a guest whose memory in use is ``vm_mem_gib``:
+a virtio-blk guest holds its touched image pages in that memory as page cache; a FlexMem guest
+holds the same data without them, plus the PMem struct pages, and the host keeps one shared
+copy.  Density, and so the hosts the fleet needs, follow from the same per-VM memory as the
+article's; ``startup_s`` is the article's start-up time.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from dse.model import Batch, Metric, Model, Param
-from dse.units import GB, GIB, MIB, NS_PER_S, US_PER_S
+from dse.model import Batch, Metric, Model, Param, knob_params
+from dse.units import GB, GIB, MIB, NS_PER_S, S_PER_HOUR, US_PER_S
 from models.blocks import cost, energy, link, queueing
 from models.flexmem import calibration as cal
 
@@ -105,6 +112,8 @@ REGISTRY_GBPS = cal.fit_registry_gbps(float(warm_startup_s(True, _PAGES_DEFAULT,
 
 #: Infeasible points (``run_full``'s reasons).
 GUEST_TOO_BIG = "the guest does not fit its RAM (guest base + page cache + PMem struct pages > vm_ram_mib)"
+VM_OVER_HOST = "a VM does not fit one host (its memory exceeds host_ram_gib less the reserve and the shared image copy)"
+VM_MEM_TOO_SMALL = "vm_mem_gib is smaller than the image pages a booted guest reads (touched_image_mib)"
 
 
 class FlexMem(Model):
@@ -113,6 +122,9 @@ class FlexMem(Model):
     summary = "FlexMem shared VM-image page cache over a host/RDMA memory pool vs virtio-blk: memory per VM, density, start-up, $/VM"
     source = "FlexMem, 'Tiered Cache-Sharing Service for VM Images Based on Memory Pool', IEEE Micro (shared/research/vm-image-cache.md)"
     variant_param = "vm_type"
+    family = "vm-host"
+    boundary = ("the hosts of the fleet: dual Xeon Silver 4316 servers with host_ram_gib of DDR4, board, chassis, "
+                "100 Gb/s RNIC and boot SSD; the image registry and the network switches are not priced")
     params = (
         Param("vm_type", "flexmem", "the article's FlexMem VMs and standard virtio-blk VMs (L2157)", choices=VM_TYPES),
         Param("start", "warm_local", "Fig. 9: VMs started next to existing VMs (image pages already on the host, L2171)", choices=STARTS,
@@ -139,7 +151,7 @@ class FlexMem(Model):
               bounds=(0.01, 100.0), doc="image download bandwidth from the registry"),
         Param("fleet_vms", 100000, "assumption: a fleet of 100,000 VMs for the cost per VM", bounds=(1, 1e8), integer=True),
         Param("dram_usd_per_gib", cost.component_price("dram_ddr4").value, "cost block: dram_ddr4 (dated)", bounds=(0.1, 100.0)),
-        Param("years", 5.0, "assumption: 5-year server depreciation", bounds=(1.0, 10.0)),
+        *knob_params("vm-host"),
     )
     metrics = (
         Metric("mem_per_vm_mib", "min", "memory per VM at resident_vms (shared copy amortized)"),
@@ -153,6 +165,8 @@ class FlexMem(Model):
         Metric("capex_usd_per_vm", "min", "server capex per VM"),
         Metric("tco_usd_per_vm_year", "min", "capex + energy per VM and year"),
         Metric("feasible_frac", None, "1 when the guest fits its configured RAM, else NaN metrics"),
+        Metric("fleet_vms_per_host", "max", "VMs of vm_mem_gib per host (common metrics)"),
+        Metric("fleet_hosts_count", "min", "hosts that fleet_vms VMs of vm_mem_gib need (common metrics)"),
     )
 
     def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
@@ -187,20 +201,45 @@ class FlexMem(Model):
         server_usd = CPUS_PER_HOST * CPU_USD + SERVER_BASE_USD + p.host_ram_gib * p.dram_usd_per_gib
         server_w = CPUS_PER_HOST * CPU_W + SERVER_BASE_W + p.host_ram_gib * DRAM_W_PER_GIB
         capex = hosts * server_usd
-        tco_year = cost.tco_usd_per_year(capex, hosts * server_w, p.years)
+        tco_year = cost.tco_usd_per_year(capex, hosts * server_w, p.years, pue=p.pue, usd_per_kwh=p.usd_per_kwh)
+        system = _system(p, flex, usable_mib, server_usd, server_w)
+        sys_bad = system.pop("infeasible")
 
         nan = np.where(feasible, 1.0, np.nan)
         return {
-            "infeasible": {GUEST_TOO_BIG: ~feasible},
+            **system,
+            "infeasible": {GUEST_TOO_BIG: ~feasible, VM_OVER_HOST: np.asarray(max_vms < 1.0) | sys_bad[VM_OVER_HOST],
+                           VM_MEM_TOO_SMALL: sys_bad[VM_MEM_TOO_SMALL]},
+            "startup_s": startup * nan,
             "mem_per_vm_mib": mem["total"] * nan,
             "page_cache_per_vm_mib": mem["page_cache"] * nan,
             "pmem_guest_overhead_frac": np.where(flex, cal.STRUCT_PAGE_B / cal.PAGE_B, 0.0),
             "pmem_host_overhead_frac": np.where(flex, cal.HOST_PTE_B / cal.PAGE_B, 0.0),
             "max_vms_per_host": max_vms * nan,
-            "startup_s": startup * nan,
             "network_b_per_start": net_b,
             "hosts_for_fleet": hosts * nan,
             "capex_usd_per_vm": capex / p.fleet_vms * nan,
             "tco_usd_per_vm_year": tco_year / p.fleet_vms * nan,
             "feasible_frac": nan,
         }
+
+
+def _system(p: Batch, flex, usable_mib, server_usd, server_w) -> dict:
+    """The vm-host system: ``fleet_vms`` guests of ``vm_mem_gib`` in use, on as many hosts as
+    their memory needs."""
+    vm_mib = np.asarray(p.vm_mem_gib, dtype=np.float64) * GIB / MIB
+    # a virtio-blk guest's memory holds its touched image pages as page cache; FlexMem's the
+    # same anonymous data without them (PMem struct pages instead)
+    guest_base = np.maximum(vm_mib - p.touched_image_mib, 0.0)
+    mem = per_vm_memory_mib(flex, p.image_mib, p.touched_image_mib, guest_base, p.resident_vms)
+    vms = np.floor(np.maximum(usable_mib, 0.0) / mem["private"])
+    # a VM that does not fit a host: no host count (NaN, declared infeasible below)
+    hosts = np.where(vms >= 1.0, np.ceil(p.fleet_vms / np.maximum(vms, 1.0)), np.nan)
+    return {
+        "infeasible": {VM_OVER_HOST: np.asarray(vms < 1.0), VM_MEM_TOO_SMALL: np.asarray(vm_mib < p.touched_image_mib)},
+        "fleet_vms_per_host": vms,
+        "fleet_hosts_count": hosts,
+        "work_per_s": np.asarray(p.fleet_vms, dtype=np.float64) / S_PER_HOUR,
+        "capex_usd": hosts * server_usd,
+        "power_w": hosts * server_w,
+    }

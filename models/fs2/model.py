@@ -25,6 +25,12 @@ Designs (variant ``design``): ``vanilla`` (tree, no switch cache, default schedu
 ``fs2_switch``, ``fs2_topology`` (best topology of fabric.TOPOLOGIES unless ``topology``
 names one), ``fs2_sched``, and ``fs2`` (all three).  Cost: switches (cost block price),
 the switch-cache SRAM (sram.py), and fabric power.
+
+Common metrics (family ``mem-analytics``, ``_system``): one dual-socket host (workload block)
+runs the family's query over ``footprint_gib`` held in the memory behind the fabric, spread
+over the N endpoints (a CXL memory controller with its coherent cache and DRAM each).  The
+design is evaluated a second time with that footprint (hit ratios, the topology FS²-topology
+picks); its mean access time is the query's access latency, the endpoints' ports its bandwidth.
 """
 
 from __future__ import annotations
@@ -35,9 +41,9 @@ from pathlib import Path
 
 import numpy as np
 
-from dse.model import Batch, Metric, Model, Param
-from dse.units import MIB, NS_PER_S
-from models.blocks import link, queueing
+from dse.model import Batch, Metric, Model, Param, knob_params
+from dse.units import GIB, MIB, NS_PER_S
+from models.blocks import link, queueing, workload
 from models.blocks.cost import component_price
 from models.fs2 import fabric, locality, sram
 
@@ -66,6 +72,13 @@ PORT_BW_GBPS = float(link.raw_bw_gbps(5, 16))
 #: Reference fabric for the workloads' compute time: vanilla, single HA, 64 devices (§2 item 5).
 REFERENCE_DEVICES = 64.0
 
+#: Memory endpoints behind the fabric (common metrics): a CXL Type-3 controller each (cost
+#: block price and power) with DRAM at the cost block's DDR5 price and power per GiB.
+_ENDPOINT_USD = component_price("cxl_memory_controller").value
+_ENDPOINT_W = component_price("cxl_memory_controller_power_w").value
+_DRAM_USD_PER_GIB = component_price("dram_ddr5").value
+_DRAM_W_PER_GIB = component_price("dram_power_w_per_gib").value
+
 
 class Fs2(Model):
     name = "fs2"
@@ -73,6 +86,9 @@ class Fs2(Model):
     summary = "FS²: switch caches, flexible topology and locality-aware scheduling in coherent CXL/CCIX fabrics"
     source = "Jeong et al., 'FS²: A Fast, Scalable, and Flexible Switching System for Emerging Interconnects', IEEE Micro 2025 (fs2.md)"
     variant_param = "design"
+    family = "mem-analytics"
+    boundary = ("one dual-socket host (CPUs, board, its own DIMMs) plus the fabric: its switches and switch-cache "
+                "SRAM and the N memory endpoints (CXL controller + the DRAM holding the footprint)")
     params = (
         Param("design", "fs2", "fs2.md §1: vanilla tree vs the FS² schemes alone and combined", choices=DESIGNS),
         Param("ha", "single", "fs2.md §1: CXL-like single-point HA (Fig. 6a) or CCIX-like distributed HAs (Fig. 6b)", choices=HA_MODES),
@@ -106,6 +122,10 @@ class Fs2(Model):
         Param("switch_usd", component_price("cxl_switch").value, "cost block: cxl_switch (assumption, dated)", bounds=(0.0, 20000.0)),
         Param("sram_usd_per_mm2", sram.USD_PER_MM2, "28 nm wafer $2,891 (CSET 2020) / 300 mm wafer area / 80% yield (sram.py)",
               bounds=(0.0, 10.0)),
+        *knob_params("mem-analytics"),
+        Param("host_base_dram_gib", 32.0, "assumption: the host's own DIMMs for the OS, code and stacks (one 16 GiB RDIMM "
+              "per socket); the footprint sits behind the fabric", bounds=(0.0, 8192.0),
+              doc="host DRAM besides the footprint (common metrics only)"),
     )
     metrics = (
         Metric("speedup_x", "max", "saturation throughput over vanilla's (same HA mode, devices, workload)"),
@@ -125,6 +145,8 @@ class Fs2(Model):
         Metric("sw_cache_area_mm2", "min", "SRAM area of one switch cache"),
         Metric("fabric_power_w", "min", "switches + switch caches (at the cached levels)"),
         Metric("fabric_usd", "min", "switches + switch-cache silicon (at the cached levels)"),
+        Metric("access_latency_ns", "min", "mean access time of the family query over footprint_gib"),
+        Metric("system_bw_gbps", "max", "the endpoints' port bandwidth (common metrics)"),
     )
 
     def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
@@ -142,54 +164,65 @@ class Fs2(Model):
         x = {k: full(v) for k, v in cols.items()}
         x["dist"] = x["dist"] > 0.5
         x["switch_on"] = x["switch_on"] > 0.5
-        # --- hits (locality.py): private caches, and the capacity of the first l switch levels
-        dev_b, sw_b, foot_b = full(p.device_cache_mb * MIB), full(p.switch_cache_mb * MIB), full(p.footprint_mb * MIB)
-        alpha = full(p.reuse_alpha)
-        cap_spread, h_shared = locality.device_capacity_hits(dev_b, foot_b, x["n"], alpha)
-        x["h_spread"] = cap_spread * locality.survive_frac(1.0, x["n"], x["write"])
-        x["h_own"] = np.zeros(p.n)  # only FS²-scheduling's affine requests need it
-        sched_idx = np.flatnonzero(want_sched)
-        if sched_idx.size:
-            x["h_own"][sched_idx] = locality.own_capacity_hits(dev_b[sched_idx], foot_b[sched_idx], alpha[sched_idx])
-        max_levels = fabric.TABLE_LEVELS["tree"]
-        # switch-level capacity only where a switch cache is fitted
-        caps = np.zeros((p.n, max_levels))
-        sw_idx = np.flatnonzero(want_switch)
-        if sw_idx.size:
-            caps[sw_idx] = locality.switch_capacity_hits(
-                dev_b[sw_idx], sw_b[sw_idx], foot_b[sw_idx], x["n"][sw_idx], alpha[sw_idx], h_shared[sw_idx], max_levels
-            )
-        x["caps"] = caps
+        base = x
 
-        # --- the vanilla tree (no switch hits, no affinity), then the design: the tree with
-        # switch caches / scheduling where asked, or the topology FS²-topology picks
-        tree = fabric.lookup("tree", x["dist"], x["n"], x["fanout"])
-        tree_full = _miss_paths(tree, x)
-        vanilla = _plain(tree, tree_full, x)
-        design = {k: v.copy() for k, v in vanilla.items()}
-        idx = np.flatnonzero(want_switch | want_sched)
-        if idx.size:
-            sub = {k: v[idx] for k, v in x.items()}
-            got = _access(tree.take(idx), tree_full[idx], sub)
-            for k in design:
-                design[k][idx] = got[k]
-        if want_topo.any():
-            choice = np.broadcast_to(np.asarray(p.topology), (p.n,))
-            auto = want_topo & (choice == TOPOLOGY_CHOICES.index("auto"))
-            for topo in fabric.TOPOLOGIES[1:]:
-                named = want_topo & (choice == TOPOLOGY_CHOICES.index(topo))
-                idx = np.flatnonzero(named | auto)
-                if not idx.size:
-                    continue
-                # leaf (+ hub) only: at most two requester-side switches off the tree
+        def at(foot_mb):
+            """Vanilla and the design when each device brings ``foot_mb`` of data."""
+            # --- hits (locality.py): private caches, and the capacity of the first l switch levels
+            dev_b, sw_b = full(p.device_cache_mb * MIB), full(p.switch_cache_mb * MIB)
+            foot_b = full(foot_mb * MIB)
+            x = dict(base)
+            alpha = full(p.reuse_alpha)
+            cap_spread, h_shared = locality.device_capacity_hits(dev_b, foot_b, x["n"], alpha)
+            x["h_spread"] = cap_spread * locality.survive_frac(1.0, x["n"], x["write"])
+            x["h_own"] = np.zeros(p.n)  # only FS²-scheduling's affine requests need it
+            sched_idx = np.flatnonzero(want_sched)
+            if sched_idx.size:
+                x["h_own"][sched_idx] = locality.own_capacity_hits(dev_b[sched_idx], foot_b[sched_idx], alpha[sched_idx])
+            max_levels = fabric.TABLE_LEVELS["tree"]
+            # switch-level capacity only where a switch cache is fitted
+            caps = np.zeros((p.n, max_levels))
+            sw_idx = np.flatnonzero(want_switch)
+            if sw_idx.size:
+                caps[sw_idx] = locality.switch_capacity_hits(
+                    dev_b[sw_idx], sw_b[sw_idx], foot_b[sw_idx], x["n"][sw_idx], alpha[sw_idx], h_shared[sw_idx], max_levels
+                )
+            x["caps"] = caps
+
+            # --- the vanilla tree (no switch hits, no affinity), then the design: the tree with
+            # switch caches / scheduling where asked, or the topology FS²-topology picks
+            tree = fabric.lookup("tree", x["dist"], x["n"], x["fanout"])
+            tree_full = _miss_paths(tree, x)
+            vanilla = _plain(tree, tree_full, x)
+            design = {k: v.copy() for k, v in vanilla.items()}
+            idx = np.flatnonzero(want_switch | want_sched)
+            if idx.size:
                 sub = {k: v[idx] for k, v in x.items()}
-                sub["caps"] = caps[idx, : fabric.TABLE_LEVELS[topo]]
-                g = fabric.lookup(topo, sub["dist"], sub["n"], sub["fanout"])
-                cand = _access(g, _miss_paths(g, sub), sub)
-                keep = named[idx] | (cand["amat_ns"] < design["amat_ns"][idx])
-                take = idx[keep]
+                got = _access(tree.take(idx), tree_full[idx], sub)
                 for k in design:
-                    design[k][take] = cand[k][keep]
+                    design[k][idx] = got[k]
+            if want_topo.any():
+                choice = np.broadcast_to(np.asarray(p.topology), (p.n,))
+                auto = want_topo & (choice == TOPOLOGY_CHOICES.index("auto"))
+                for topo in fabric.TOPOLOGIES[1:]:
+                    named = want_topo & (choice == TOPOLOGY_CHOICES.index(topo))
+                    idx = np.flatnonzero(named | auto)
+                    if not idx.size:
+                        continue
+                    # leaf (+ hub) only: at most two requester-side switches off the tree
+                    sub = {k: v[idx] for k, v in x.items()}
+                    sub["caps"] = caps[idx, : fabric.TABLE_LEVELS[topo]]
+                    g = fabric.lookup(topo, sub["dist"], sub["n"], sub["fanout"])
+                    cand = _access(g, _miss_paths(g, sub), sub)
+                    keep = named[idx] | (cand["amat_ns"] < design["amat_ns"][idx])
+                    take = idx[keep]
+                    for k in design:
+                        design[k][take] = cand[k][keep]
+            return vanilla, design, x
+
+        vanilla, design, x = at(p.footprint_mb)
+        # the family query: footprint_gib spread over the devices (common metrics)
+        _, design_fam, _ = at(p.footprint_gib * GIB / MIB / x["n"])
 
         # --- requests: a memory access plus its compute share; M/M/c over N devices (§2 item 5)
         compute_ns = _compute_ns(p)
@@ -203,7 +236,9 @@ class Fs2(Model):
         cache_w = np.where(has_cache, sram.cache_power_w(p.switch_cache_mb), 0.0)
         cache_mm2 = np.where(has_cache, sram.cache_area_mm2(p.switch_cache_mb), 0.0)
         local_ns = x["dc"] + x["mem"]
+        system = _system(p, design_fam, x["n"], has_cache, cache_w, cache_mm2)
         return {
+            **system,
             "speedup_x": service_v / service,
             "amat_ns": design["amat_ns"],
             "service_ns": service,
@@ -304,3 +339,23 @@ def _compute_ns(p: Batch) -> np.ndarray:
     memory accesses take ``memory_share_frac`` of the vanilla single-HA 64-device service
     time (calibration.py derives it)."""
     return p.pick("workload", {w: float(FITTED["compute_ns"][w]) for w in WORKLOADS})
+
+
+def _system(p: Batch, d: dict[str, np.ndarray], n: np.ndarray, has_cache, cache_w, cache_mm2) -> dict[str, np.ndarray]:
+    """The mem-analytics system: one host runs the family query over ``footprint_gib``
+    spread over the N memory endpoints behind the fabric (design ``d`` at that footprint)."""
+    fp_gib = np.asarray(p.footprint_gib, dtype=np.float64)
+    access_ns = d["amat_ns"]
+    bw = n * p.port_bw_gbps
+    host = workload.host_server(p.host_base_dram_gib)
+    cached = np.where(has_cache, d["cached_switches"], 0.0)
+    capex = (host["capex_usd"] + d["n_switches"] * p.switch_usd + cached * cache_mm2 * p.sram_usd_per_mm2
+             + n * _ENDPOINT_USD + fp_gib * _DRAM_USD_PER_GIB)
+    power = host["power_w"] + d["n_switches"] * p.switch_w + cached * cache_w + n * _ENDPOINT_W + fp_gib * _DRAM_W_PER_GIB
+    return {
+        "access_latency_ns": access_ns,
+        "system_bw_gbps": bw,
+        "work_per_s": workload.mem_queries_per_s(access_ns, bw),
+        "capex_usd": capex,
+        "power_w": power,
+    }

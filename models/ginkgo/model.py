@@ -17,6 +17,13 @@ Double reads are the MC SRAM's miss ratio over the metadata (cache block, Zipf o
 tag lines for Unison, over per-huge-page entries for Ginkgo).  Constants: calibration.py.
 
 Cost: DRAM and CXL memory (cost block prices, CXL premium), MC SRAM area.
+
+System (mem-analytics family): one dual-socket host whose DDR5 caches CXL memory the size
+of ``footprint_gib`` (DRAM = ``dram_to_cxl_ratio`` x footprint).  The access latency is the
+same AMAT at that footprint for the family's uniformly random lines (no reuse skew in data
+or metadata; the workload's index error and metadata per GiB); the
+bandwidth is the smaller of the host DRAM's over the DRAM lines an access moves (hit or
+probe, fill, double read) and the CXL devices' over the miss ratio.
 """
 
 from __future__ import annotations
@@ -25,9 +32,10 @@ from typing import Any
 
 import numpy as np
 
-from dse.model import Batch, Metric, Model, Param
+from dse.model import Batch, Metric, Model, Param, knob_params
 from dse.units import GIB, KIB
-from models.blocks import cache, cost
+from models.blocks import cache, cost, dram, workload
+from models.blocks.calibration import per_calibration
 from models.ginkgo import calibration as cal
 
 SCHEMES = ("alloy", "unison", "ginkgo", "ideal")
@@ -41,6 +49,29 @@ META_READ_NS = _FIT["global"]["meta_read_ns"]
 #: overhead (IEEE ISSCC SRAM papers report 0.021-0.027 um2 high-density cells) -> ~0.5 um2
 #: per bit x 8192 bits ~ 0.004 mm2 per KiB.
 SRAM_MM2_PER_KIB = 0.004
+
+# --- the mem-analytics system (family metrics only)
+#: Local DDR5-4800 channels of the host.  Intel Xeon 4th gen: 8 per socket, 2 sockets.
+HOST_CHANNELS = 16
+HOST_DRAM_STANDARD = "DDR5-4800"
+#: Most DRAM the host's DIMM slots take.  Assumption: 16 channels x 2 DIMMs x 128 GiB.
+HOST_MAX_DRAM_GIB = 4096.0
+#: One CXL memory device: Micron CZ120 (product brief): 256 GB, up to 36 GB/s on PCIe 5.0 x8.
+CXL_DEVICE_GIB = 256.0
+CXL_DEVICE_GBPS = 36.0
+#: CXL controller power, W.  Assumption (as the cxl-expander model): ~8 W for a Type-3 ASIC.
+CXL_CTRL_W = 8.0
+#: Devices one host attaches.  Assumption: 64 host lanes for CXL (2 x 80 PCIe 5.0 lanes of
+#: a Xeon 4th gen pair, the rest for NICs and drives) over x8 devices.
+MAX_CXL_DEVICES = 8
+TOO_MUCH_DRAM = "DRAM cache beyond the host's DIMM slots"
+TOO_MANY_DEVICES = "more CXL devices than the host attaches (8 x8 devices on 64 lanes)"
+
+
+@per_calibration
+def _host_dram_gbps() -> float:
+    """Sustainable random-read bandwidth of the host's DDR5 (dram block, calibrated)."""
+    return HOST_CHANNELS * float(dram.saturation_bw_gbps(HOST_DRAM_STANDARD, "random", 1.0))
 
 
 def _col(name: str) -> dict[str, float]:
@@ -93,7 +124,12 @@ def amat_point(scheme: str, workload: str, consts: dict[str, dict[str, float]], 
 
 class Ginkgo(Model):
     name = "ginkgo"
-    version = "1"
+    version = "2"
+    family = "mem-analytics"
+    boundary = (
+        "one dual-socket host (CPUs, board, NIC, its DDR5 DRAM cache) plus the CXL memory devices holding footprint_gib "
+        "(DRAM at the CXL premium, controllers)"
+    )
     summary = "Ginkgo learned-index DRAM cache of CXL memory vs Alloy and Unison: AMAT, metadata, double reads, memory cost"
     source = "Ginkgo: A Learned-Index Enhanced Tiered Memory System, IEEE Micro (shared/research/ginkgo.md)"
     variant_param = "scheme"
@@ -118,6 +154,9 @@ class Ginkgo(Model):
         Param("dram_usd_per_gib", cost.component_price("dram_ddr5").value, "cost block: dram_ddr5 (dated)", bounds=(0.1, 100.0)),
         Param("cxl_premium_frac", cost.component_price("cxl_premium_frac").value, "cost block: cxl_premium_frac (Espresso)",
               bounds=(0.0, 5.0), doc="CXL memory price over plain DRAM"),
+        # the family knob sizes the CXL memory of the common metrics only; the article's
+        # metrics keep the article's capacities (workload x capacity_scale)
+        *knob_params("mem-analytics"),
     )
     metrics = (
         Metric("amat_ns", "min", "average memory access time"),
@@ -129,6 +168,9 @@ class Ginkgo(Model):
         Metric("memory_usd", "min", "DRAM + CXL memory (cost block prices)"),
         Metric("usd_per_gib", "min", "memory cost per GiB of CXL capacity"),
         Metric("sram_area_mm2", "min", "MC SRAM area"),
+        Metric("access_latency_ns", "min", "AMAT with CXL memory of footprint_gib (the family system)"),
+        Metric("system_bw_gbps", "max", "bandwidth of 64 B accesses the DRAM cache and CXL devices sustain at footprint_gib"),
+        Metric("cxl_device_count", None, "CXL memory devices holding footprint_gib"),
     )
 
     def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
@@ -145,7 +187,37 @@ class Ginkgo(Model):
         cxl_gib = cxl_b / GIB
         dram_gib = out["dram_b"] / GIB
         memory_usd = dram_gib * p.dram_usd_per_gib + cxl_gib * p.dram_usd_per_gib * (1.0 + p.cxl_premium_frac)
+
+        # --- the mem-analytics system: the same AMAT with CXL memory of the family footprint
+        # (index metadata per GiB as the workload's), DRAM cache at the ratio
+        fp_gib = np.asarray(p.footprint_gib, dtype=np.float64)
+        meta_per_gib = p.pick("workload", _col("ginkgo_meta_kib")) * KIB / p.pick("workload", _col("cxl_capacity_gib"))
+        # the family query reads lines at random: no reuse skew in the data or the metadata
+        # (Zipf alpha 0); the workload keeps its index error and metadata per GiB
+        sys = amat_parts(
+            p.scheme, fp_gib * GIB, p.pick("workload", _col("plf_miss_excess")), meta_per_gib * fp_gib, 0.0,
+            0.0, 0.0, dram_to_cxl=p.dram_to_cxl_ratio, sram_kib=p.mc_sram_kib,
+            row_hit_ns=p.dram_row_hit_ns, row_miss_ns=p.dram_row_miss_ns, row_hit_frac=p.row_hit_frac, cxl_ns=p.cxl_latency_ns,
+            index_compute_ns=p.index_compute_ns, miss_probe=probe, meta_read_ns=p.meta_read_ns, unison_tag_b=p.unison_tag_b,
+        )
+        sys_dram_gib = sys["dram_b"] / GIB
+        n_dev = np.ceil(fp_gib / CXL_DEVICE_GIB - 1e-9)
+        miss = sys["miss_frac"]
+        # DRAM lines per access: the hit or the probe, the fill of a miss, a double read
+        dram_lines = 1.0 + miss * np.where(probe, 1.0, 0.0) + sys["double_read_frac"]
+        with np.errstate(divide="ignore"):
+            bw = np.minimum(_host_dram_gbps() / dram_lines, np.where(miss > 0, n_dev * CXL_DEVICE_GBPS / miss, np.inf))
+        host = workload.host_server(0.0)
+        sys_mem_usd = sys_dram_gib * p.dram_usd_per_gib + fp_gib * p.dram_usd_per_gib * (1.0 + p.cxl_premium_frac)
+        dram_w = cost.component_price("dram_power_w_per_gib").value
         return {
+            "infeasible": {TOO_MUCH_DRAM: np.asarray(sys_dram_gib > HOST_MAX_DRAM_GIB), TOO_MANY_DEVICES: np.asarray(n_dev > MAX_CXL_DEVICES)},
+            "access_latency_ns": sys["amat_ns"],
+            "system_bw_gbps": bw,
+            "cxl_device_count": n_dev,
+            "work_per_s": workload.mem_queries_per_s(sys["amat_ns"], bw),
+            "capex_usd": host["capex_usd"] + sys_mem_usd,
+            "power_w": host["power_w"] + (sys_dram_gib + fp_gib) * dram_w + n_dev * CXL_CTRL_W,
             "amat_ns": out["amat_ns"],
             "miss_frac": out["miss_frac"],
             "double_read_frac": out["double_read_frac"],

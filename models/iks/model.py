@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from dse.model import Batch, Metric, Model, Param
-from dse.units import KB, MS_PER_S, NS_PER_S, S_PER_HOUR, US_PER_S
-from models.blocks import link
+from dse.model import Batch, Metric, Model, Param, knob_params
+from dse.units import GB, GIB, KB, MS_PER_S, NS_PER_S, S_PER_HOUR, US_PER_S
+from models.blocks import cost, link
 from models.iks import baselines, calibration, costs, device, enns, offload, rag, tenancy
 
 RETRIEVERS = ("iks", "cpu_enns", "cpu_hnsw")
@@ -39,13 +39,27 @@ LINK_GENS = {"pcie5": 5, "pcie6": 6}
 HOST_LINKS = ("cxl", "nma_uplinks")
 PIPELININGS = ("pipelined", "serial")
 #: Infeasible points (``run_full``'s reasons) and where IKS-side metrics do not apply.
-NO_FIT = "corpus shard larger than the IKS ENNS channels hold (corpus_gb / n_devices > enns_channels x channel capacity)"
+NO_FIT = "corpus shard larger than the IKS ENNS channels hold (corpus / n_devices > enns_channels x channel capacity)"
 NO_TENANT_CHANNEL = "spatial tenancy with every channel given to ENNS leaves the CPU tenant none"
 TENANT_SATURATED = "the CPU tenant's traffic saturates its IKS channels"
 NO_GEN_FIT = "the generator does not fit the GPUs' memory at this batch and passage count (LLM block)"
 IKS_NA = "retriever cpu_enns / cpu_hnsw where IKS could not hold the corpus or serve the tenant"
 #: Queries per million, for the cost per million queries.
 QUERIES_PER_MQUERY = 1e6
+
+# ----------------------------------------------------------------------------- system boundary
+# (vector-search family: host server(s) + their DRAM + IKS devices; retrieval only)
+#: A host server (cost block component host_server_2s: a dual-socket x86 server without DRAM
+#: or data drives) and its power near full load (host_server_2s_power_w).
+HOST_USD = cost.component_price("host_server_2s").value
+HOST_W = cost.component_price("host_server_2s_power_w").value
+#: Host DRAM price, $/GiB (cost block dram_ddr5) and power per GiB (dram_power_w_per_gib).
+HOST_DRAM_USD_PER_GIB = cost.component_price("dram_ddr5").value
+HOST_DRAM_W_PER_GIB = cost.component_price("dram_power_w_per_gib").value
+#: Bytes per HNSW graph link: FAISS stores layer-0 neighbours as 32-bit ids, 2M per node.
+HNSW_LINK_B = 4.0
+#: Infeasible points of the family boundary.
+NO_HOST_FIT = "corpus (and HNSW graph) larger than the host DRAM the servers can hold (hosts x host_max_dram_gib)"
 
 #: CXL.mem bandwidth the CPU tenant's GET-heavy traffic can use, per (gen, lanes) of
 #: offload.combo (link block, default flit mode of the generation).
@@ -77,16 +91,21 @@ class Iks(Model):
         # --- what runs the retrieval, and where
         Param("retriever", "iks", "IKS vs the article's CPU baselines (ENNS and HNSW on FAISS, digest §1)",
               choices=RETRIEVERS),
-        Param("corpus_gb", 256.0, "Table 1 ENNS corpus 256 GB (~L3146)", bounds=(1.0, 8192.0),
-              doc="vector corpus size over all IKS devices"),
-        Param("embed_dim", DEFAULT_DIM, "digest §7 ambiguity 1 default: D = 768 (DPR BERT-base)",
-              bounds=(32, 4096), integer=True),
+        Param("corpus_gb", 0.0,
+              "0: the vector-search workload's corpus_vectors x embed_dim x elem_b; the article's scenarios set it "
+              "(Table 1: 256 GB, ~L3146; claims.yaml base)", bounds=(0.0, 1e7),
+              doc="vector corpus size over all IKS devices; when > 0 it wins over corpus_vectors"),
+        *knob_params("vector-search", "corpus_vectors"),
+        Param("embed_dim", DEFAULT_DIM, "digest §7 ambiguity 1 default: D = 768 (DPR BERT-base); the vector-search "
+              "workload's vector_dim", bounds=(16, 8192), integer=True),
         Param("elem_b", DEFAULT_ELEM_B, "digest §7 ambiguity 1 default: fp16 (68 x 2 B = 136 B/cycle matches 136 GB/s)",
               choices=(1, 2, 4)),
         Param("batch", 16, "batch 16 in Table 1 (inferred), Fig. 7 and Fig. 8 (~L3156, L3159)", choices=rag.BATCHES),
         Param("top_k", DEFAULT_TOP_K, "assumption: K = 32, the Recall@32 operating point of Fig. 3 (~L2967)",
               choices=rag.TOP_KS, doc="neighbours returned per query = passages given to the generator"),
-        Param("n_devices", 1, "one IKS in Table 1; multi-IKS scale-out (digest §1)", bounds=(1, 16), integer=True),
+        Param("n_devices", 1, "one IKS in Table 1; multi-IKS scale-out (digest §1); 0: the fewest IKS whose ENNS "
+              "channels hold the corpus", bounds=(0, 4096), integer=True,
+              doc="IKS devices the corpus is sharded over; 0 = as many as the corpus needs"),
         # --- IKS hardware
         Param("lpddr", "lpddr5x_8533", "IKS uses LPDDR5X packages (~L2952), 17 GB/s x16 channels (~L3103)",
               choices=device.TECHS),
@@ -145,7 +164,15 @@ class Iks(Model):
         # --- cost
         Param("nma_usd", costs.NMA_USD, "assumption: NMA die priced like an enterprise SSD controller (cost block)",
               bounds=(0.0, 5000.0)),
-        Param("years", 3.0, "assumption: 3-year server depreciation", bounds=(1.0, 10.0)),
+        Param("iks_amortize_years", 3.0, "assumption: 3-year server depreciation", bounds=(1.0, 10.0),
+              doc="amortization of the IKS in cost_per_mquery_usd (the family TCO uses years)"),
+        # --- vector-search system boundary (host servers + DRAM + IKS)
+        Param("iks_per_host", 8, "assumption: a dual-socket server's ~160 PCIe 5.0 lanes take about 8 x16 CXL devices "
+              "next to its NICs and boot drive", bounds=(1, 64), integer=True),
+        Param("host_base_dram_gib", 128.0, "assumption: OS, the retrieval service and its query buffers, per host",
+              bounds=(0.0, 8192.0)),
+        Param("host_max_dram_gib", 4096.0, "assumption: 2 sockets x 8 DDR5 channels x 2 DIMMs x 128 GiB RDIMMs",
+              bounds=(64.0, 65536.0), doc="DRAM one host server holds (the CPU baselines keep the corpus there)"),
     )
     metrics = (
         Metric("search_ms", "min", "ENNS batch on IKS: engine + top-K merge + offload tax", nan_means=IKS_NA),
@@ -169,9 +196,21 @@ class Iks(Model):
         Metric("retrieval_share_frac", "min", "retrieval share of the per-batch pipeline time"),
         Metric("free_capacity_gb", "max", "IKS capacity left as ordinary CXL memory (0 stranded)", nan_means=IKS_NA),
         Metric("device_usd", "min", "bill of materials of one IKS"),
-        Metric("power_w", "min", "GPUs + host socket + IKS devices at the operating point"),
+        Metric("rag_power_w", "min", "RAG system: GPUs + host socket + IKS devices at the operating point"),
         Metric("cost_per_mquery_usd", "min", "rented GPUs + amortized IKS per million RAG queries"),
+        # vector-search family (retrieval only; work_per_s, capex_usd, power_w are added by the engine)
+        Metric("query_latency_ms", "min", "retrieval latency of a query: its batch's search (offload + engine + merge, "
+               "or the CPU search); no query embedding"),
+        Metric("recall_frac", "max", "Recall@K against exact search: 1 for IKS and CPU ENNS, 1 / hnsw_docs_x for HNSW"),
+        Metric("iks_count", None, "IKS devices the corpus is sharded over (0 for the CPU baselines)"),
+        Metric("host_count", None, "host servers in the boundary"),
+        Metric("host_dram_gib", None, "DRAM of all host servers"),
     )
+    family = "vector-search"
+    family_fixed = {"n_devices": 0}
+    workload_map = {"vector_dim": "embed_dim"}
+    boundary = ("retrieval system: host server(s) with their DRAM (sized to the corpus for the CPU baselines) "
+                "plus the IKS devices; no GPUs, no query encoder")
 
     def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
         tech = p.pick("lpddr", {k: i for i, k in enumerate(device.TECHS)})
@@ -181,8 +220,12 @@ class Iks(Model):
         peak = device.tech_table()["peak_gbps"][tech]
         rsat = device.tech_table()["random_sat_gbps"][tech]
 
-        # 1. corpus placement: even shards, each on the ENNS channels of its IKS
-        shard_gb = p.corpus_gb / p.n_devices
+        # 1. corpus placement: even shards, each on the ENNS channels of its IKS.  The
+        # article's corpus_gb wins when set; else the workload's vectors x dim x element size
+        corpus_gb = np.where(p.corpus_gb > 0, p.corpus_gb, p.corpus_vectors * p.embed_dim * p.elem_b / GB)
+        n_dev = np.where(p.n_devices > 0, p.n_devices,
+                         np.maximum(1.0, np.ceil(corpus_gb / (p.enns_channels * device.CHANNEL_CAPACITY_GB) - 1e-9)))
+        shard_gb = corpus_gb / n_dev
         fits = np.asarray(shard_gb <= p.enns_channels * device.CHANNEL_CAPACITY_GB)  # array: ~ is a logical not
         tenant_has_channels = np.asarray((mode != 1) | (p.enns_channels < device.CHANNELS))
 
@@ -201,7 +244,7 @@ class Iks(Model):
 
         # 3-4. ENNS passes and merge, in this tenancy and solo
         s = enns.search_s(shard_gb, p.embed_dim, p.elem_b, p.batch, p.top_k, p.enns_channels, peak, p.eta_frac,
-                          share, p.nma_clock_ghz, p.topk_cycles_per_score, p.n_devices)
+                          share, p.nma_clock_ghz, p.topk_cycles_per_score, n_dev)
         search_s = s["engine_s"] + s["merge_s"] + tax_s
         solo_engine_s = np.maximum(s["memory_s"] * (1.0 - share), s["compute_s"])
         solo_s = solo_engine_s + s["merge_s"] + tax_s
@@ -212,11 +255,18 @@ class Iks(Model):
                                      p.tenant_accesses, p.tenant_solo_p50_us, p.tenant_solo_p99_us, duty)
         tenant_ok = tenant_has_channels & (ten["util_frac"] < 1.0)
 
-        # 6. CPU baselines
-        cpu_enns_s = baselines.cpu_enns_s(p.corpus_gb, p.embed_dim, p.elem_b, p.batch, p.cpu_threads)
+        # 6. CPU baselines: the corpus (and HNSW's float32 vectors + layer-0 links) in host DRAM,
+        # over as many host servers as that DRAM needs; flat search scans each host's shard
+        retriever = p.pick("retriever", {k: i for i, k in enumerate(RETRIEVERS)})
+        vectors = corpus_gb * GB / (p.embed_dim * p.elem_b)
+        hnsw_gib = vectors * (p.embed_dim * p.hnsw_elem_b + 2.0 * p.hnsw_m * HNSW_LINK_B) / GIB
+        cpu_need_gib = np.where(retriever == 2, hnsw_gib, corpus_gb * GB / GIB)
+        usable_gib = p.host_max_dram_gib - p.host_base_dram_gib
+        host_fits = np.asarray(usable_gib > 0)
+        cpu_hosts = np.maximum(1.0, np.ceil(cpu_need_gib / np.maximum(usable_gib, 1e-9) - 1e-9))
+        cpu_enns_s = baselines.cpu_enns_s(corpus_gb / cpu_hosts, p.embed_dim, p.elem_b, p.batch, p.cpu_threads)
         hnsw_s = baselines.cpu_hnsw_s(p.batch, p.hnsw_ef, p.hnsw_m, p.embed_dim, p.hnsw_elem_b, p.cpu_threads,
                                       p.hnsw_fit_ef)
-        retriever = p.pick("retriever", {k: i for i, k in enumerate(RETRIEVERS)})
         search_any_s = np.where(retriever == 0, search_s, np.where(retriever == 1, cpu_enns_s, hnsw_s))
 
         # 7. RAG pipeline (LLM block tables)
@@ -232,25 +282,36 @@ class Iks(Model):
 
         # cost and power
         is_iks = retriever == 0
-        n_iks = np.where(is_iks, p.n_devices, 0.0)
+        n_iks = np.where(is_iks, n_dev, 0.0)
         passes = np.ceil(p.batch / device.QUERIES_PER_PASS)
         stream_gbps = batches_per_s * passes * shard_gb
         iks_duty = np.minimum(1.0, batches_per_s * s["engine_s"])
         dev_w = costs.device_power_w(stream_gbps, iks_duty)
         dev_usd = costs.device_capex_usd(p.nma_usd)
         gpus = rag.gpus(pipe)
-        per_hour = costs.hourly_usd(gpus, n_iks, dev_usd, dev_w, p.years)
+        per_hour = costs.hourly_usd(gpus, n_iks, dev_usd, dev_w, p.iks_amortize_years)
         gen_duty = np.minimum(1.0, batches_per_s * gen_s)
         cpu_duty = np.where(is_iks, 0.0, np.minimum(1.0, batches_per_s * search_any_s))
         power_w = (gpus * (costs.GPU_IDLE_W + (costs.GPU_BUSY_W - costs.GPU_IDLE_W) * gen_duty)
                    + costs.CPU_IDLE_W + (costs.CPU_BUSY_W - costs.CPU_IDLE_W) * cpu_duty + n_iks * dev_w)
+
+        # vector-search boundary: retrieval batches back to back on host server(s) + DRAM + IKS
+        ret_passes_gbps = passes * shard_gb / search_s
+        ret_dev_w = costs.device_power_w(ret_passes_gbps, s["engine_s"] / search_s)
+        hosts = np.where(is_iks, np.ceil(n_iks / p.iks_per_host - 1e-9), cpu_hosts)
+        dram_gib = hosts * p.host_base_dram_gib + np.where(is_iks, 0.0, cpu_need_gib)
+        idle = costs.CPU_IDLE_W / costs.CPU_BUSY_W
+        host_duty = np.where(is_iks, s["merge_s"] / search_s, 1.0)
+        sys_capex = hosts * HOST_USD + dram_gib * HOST_DRAM_USD_PER_GIB + n_iks * dev_usd
+        sys_power = (hosts * HOST_W * (idle + (1.0 - idle) * host_duty) + dram_gib * HOST_DRAM_W_PER_GIB
+                     + n_iks * ret_dev_w)
 
         int_bw = device.CHANNELS * peak
         ext_bw = offload.RAW_GBPS[offload.combo(gen, p.lanes)]
         ok = np.where(fits & tenant_ok, 1.0, np.nan)
         iks_ok = np.where(is_iks, ok, 1.0)
         return {
-            "infeasible": {NO_FIT: is_iks & ~fits, NO_TENANT_CHANNEL: is_iks & ~tenant_has_channels,
+            "infeasible": {NO_FIT: is_iks & ~fits, NO_HOST_FIT: ~host_fits, NO_TENANT_CHANNEL: is_iks & ~tenant_has_channels,
                            TENANT_SATURATED: is_iks & ~tenant_ok, NO_GEN_FIT: np.isnan(gen_s)},
             "search_ms": search_s * MS_PER_S * ok,
             "enns_qps": p.batch / search_s * ok,
@@ -271,8 +332,16 @@ class Iks(Model):
             "ttft_ms": (retrieval_s + g["ttft_s"]) * MS_PER_S * iks_ok,
             "rag_qps": rag_qps * iks_ok,
             "retrieval_share_frac": retrieval_s / (retrieval_s + gen_s) * iks_ok,
-            "free_capacity_gb": (p.n_devices * device.DEVICE_CAPACITY_GB - p.corpus_gb) * ok,
+            "free_capacity_gb": (n_dev * device.DEVICE_CAPACITY_GB - corpus_gb) * ok,
             "device_usd": dev_usd,
-            "power_w": power_w * iks_ok,
+            "rag_power_w": power_w * iks_ok,
             "cost_per_mquery_usd": per_hour / (rag_qps * S_PER_HOUR) * QUERIES_PER_MQUERY * iks_ok,
+            "work_per_s": p.batch / search_any_s * iks_ok,
+            "capex_usd": sys_capex * iks_ok,
+            "power_w": sys_power * iks_ok,
+            "query_latency_ms": search_any_s * MS_PER_S * iks_ok,
+            "recall_frac": np.where(retriever == 2, 1.0 / p.hnsw_docs_x, 1.0),
+            "iks_count": n_iks * iks_ok,
+            "host_count": hosts * iks_ok,
+            "host_dram_gib": dram_gib * iks_ok,
         }

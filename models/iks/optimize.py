@@ -171,7 +171,7 @@ def channel_split(
     from models.iks.model import Iks
 
     shards = [corpus_gb * ed / sum(e_int) for ed in e_int]
-    out = Iks().run({"corpus_gb": shards, "enns_channels": [float(max(ed, 1)) for ed in e_int],
+    out = Iks().run({"corpus_gb": shards, "n_devices": 1.0, "enns_channels": [float(max(ed, 1)) for ed in e_int],
                      "batch": float(batch), "lpddr": lpddr})
     q_model = float(batch / (np.max(out["search_ms"]) / MS_PER_S))
     # the article's heuristic: half of each device to ENNS, tenants share the other half

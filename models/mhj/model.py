@@ -16,6 +16,12 @@ copied to every executor); MHJ builds one shared map without copies.  Operator c
 in spark.py, the hash-map phases in memory.py (a closed loop of cores against local DRAM
 or a CXL device: clm, asic, fpga).  Cost per query: the cluster's node-hours (cost block
 instance prices) plus the CXL pool's amortized bill of materials.
+
+Common metrics (family ``mem-analytics``, ``_system``): the family's fixed query (not the
+model's join) runs on the cluster's ``nodes`` hosts (the workload block's dual-socket server
+each, with the article's 512 GB) over ``footprint_gib``: SMJ and SHJ keep it in the nodes'
+local DRAM, MHJ in CXL pool devices of ``pool_capacity_gb`` each that every host reaches at the
+pool's latency, sharing its bandwidth.  The join's own rate stays ``query_s``.
 """
 
 from __future__ import annotations
@@ -26,9 +32,9 @@ from pathlib import Path
 
 import numpy as np
 
-from dse.model import Batch, Metric, Model, Param
+from dse.model import Batch, Metric, Model, Param, knob_params
 from dse.units import CACHELINE_B, GB, GIB, HOURS_PER_YEAR, MB, NS_PER_MS, NS_PER_S, S_PER_HOUR
-from models.blocks import cost
+from models.blocks import cost, workload
 from models.mhj import memory, spark
 
 HERE = Path(__file__).resolve().parent
@@ -71,6 +77,7 @@ MAP_ENTRY_B = 32.0
 CLM_NOT_SHARED = "CXL local memory (pool=clm) is one host's device: MHJ cannot share it across nodes"
 MAP_OVER_POOL = "the MHJ hash map is larger than the CXL pool (pool_capacity_gb)"
 SHJ_OVER_EXECUTOR = "an SHJ executor's share of the hash map is larger than its memory (executor_mem_gb)"
+FOOTPRINT_OVER_NODES = "SMJ/SHJ: the nodes' share of footprint_gib is more local DRAM than a host takes (node_max_dram_gib)"
 
 
 class Mhj(Model):
@@ -79,6 +86,10 @@ class Mhj(Model):
     summary = "Merge hash join on CXL shared memory vs Spark's shuffled hash join and sort-merge join"
     source = "'Improving SQL Join Algorithms for Distributed Systems: CXL Multihost Shared Memory', IEEE Micro 2025 (cxl-sql-join.md)"
     variant_param = "scheme"
+    family = "mem-analytics"
+    boundary = ("the cluster's hosts (a dual-socket server each with its local DRAM, grown to hold the footprint for "
+                "SMJ/SHJ) plus, for MHJ, the CXL pool devices holding the footprint (DRAM, controller, switch and "
+                "retimers of the ASIC estimate); the network between hosts is not priced")
     params = (
         Param("scheme", "mhj", "cxl-sql-join.md §1: SMJ (Spark default), SHJ, MHJ schemes", choices=SCHEMES),
         Param("pool", "clm", "§1: MHJ-CLM (CXL local memory, single node), MHJ-CSM (FPGA shared prototype), ASIC estimate",
@@ -130,6 +141,11 @@ class Mhj(Model):
               bounds=(0.0, 1000.0)),
         Param("dram_usd_per_gib", cost.component_price("dram_ddr5").value, "cost block: dram_ddr5", bounds=(0.0, 100.0)),
         Param("amortize_years", 5.0, "assumption: five-year server life", bounds=(0.5, 10.0)),
+        *knob_params("mem-analytics"),
+        Param("node_dram_gib", 512.0 * GB / GIB, "§3: 512 GB of DDR5 per node (16 DIMMs)", bounds=(16.0, 16384.0),
+              doc="local DRAM of each host (common metrics; SMJ/SHJ grow it to hold their share of the footprint)"),
+        Param("node_max_dram_gib", 4096.0, "assumption: a dual-socket host with 32 DIMM slots of 128 GiB RDIMMs",
+              bounds=(16.0, 65536.0), doc="most local DRAM a host takes (common metrics)"),
     )
     metrics = (
         Metric("query_s", "min", "end-to-end query time"),
@@ -148,6 +164,9 @@ class Mhj(Model):
         Metric("pool_usd", "min", "CXL pool bill of materials (MHJ only)"),
         Metric("usd_per_hour", "min", "cluster node-hours + amortized pool + its energy"),
         Metric("usd_per_query", "min", "cost of one query"),
+        Metric("access_latency_ns", "min", "latency of one access of the family query (pool or local DRAM, idle)"),
+        Metric("pool_devices_count", "min", "CXL pool devices holding footprint_gib (MHJ; 0 otherwise)"),
+        Metric("system_bw_gbps", "max", "memory bandwidth the family query shares (the pool's, or the nodes' DRAM)"),
     )
 
     def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
@@ -252,6 +271,7 @@ class Mhj(Model):
             + p.pick("pool", POOL_RETIMERS) * cost.component_price("pcie5_retimer").value
         )
         pool_w = POOL_CTRL_W + POOL_W_PER_128GB * p.pool_capacity_gb / 128.0
+        system = _system(p, is_mhj, pool_ns, pool_read, pool_usd, pool_w)
         # amortized capex + energy (cost block defaults: PUE 1.58, 0.127 $/kWh)
         pool_usd_year = cost.tco_usd_per_year(pool_usd, pool_w, p.amortize_years)
         pool_usd = np.where(is_mhj, pool_usd, 0.0)
@@ -264,7 +284,9 @@ class Mhj(Model):
         dims_b = w["small_joins"] * small_b
         main_b = np.where(small, executors * map_b, np.where(is_shj, map_b, 0.0))
         hashmap_b = np.where(is_mhj, map_b + dims_b, main_b + executors * dims_b)
+        infeasible.update(system.pop("infeasible"))
         return {
+            **system,
             "infeasible": infeasible,
             "query_s": query_s,
             "speedup_vs_shj_x": t_shj / t * nan,
@@ -283,3 +305,28 @@ class Mhj(Model):
             "usd_per_hour": usd_per_hour * nan,
             "usd_per_query": usd_per_hour * query_s / S_PER_HOUR,
         }
+
+
+def _system(p: Batch, is_mhj, pool_ns, pool_read_gbps, device_usd, device_w) -> dict[str, np.ndarray]:
+    """The mem-analytics system: ``nodes`` hosts run the family query over ``footprint_gib``,
+    in their local DRAM (SMJ, SHJ) or in CXL pool devices they share (MHJ)."""
+    fp_gib = np.asarray(p.footprint_gib, dtype=np.float64)
+    nodes = np.asarray(p.nodes, dtype=np.float64)
+    local = memory.local_memory()
+    devices = np.where(is_mhj, np.ceil(fp_gib * GIB / (p.pool_capacity_gb * GB) - 1e-9), 0.0)
+    access_ns = np.where(is_mhj, pool_ns, local["ns"])
+    bw = np.where(is_mhj, devices * pool_read_gbps, nodes * local["read_gbps"])
+    # SMJ / SHJ hold their share of the footprint in each node's DRAM
+    node_gib = np.where(is_mhj, p.node_dram_gib, np.maximum(p.node_dram_gib, fp_gib / nodes))
+    too_big = np.asarray(node_gib > p.node_max_dram_gib)
+    capex = nodes * (workload.host_server(0.0)["capex_usd"] + node_gib * p.dram_usd_per_gib) + devices * device_usd
+    power = nodes * workload.host_server(node_gib)["power_w"] + devices * device_w
+    return {
+        "infeasible": {FOOTPRINT_OVER_NODES: too_big},
+        "access_latency_ns": access_ns,
+        "pool_devices_count": devices,
+        "system_bw_gbps": bw,
+        "work_per_s": workload.mem_queries_per_s(access_ns, bw, threads=nodes * workload.THREADS),
+        "capex_usd": capex,
+        "power_w": power,
+    }

@@ -19,6 +19,17 @@ L539); NCS places the LR file in its cheapest tier (``placement``).  Restore lat
 (``popularity``, ``fleet``).  ``dse optimize ncs-tiers`` assigns tiers per popularity bucket
 under fleet availability / latency targets (``optimize``).
 
+Family ``cold-storage`` (common metrics): the unit of work is a TB-month of HR video kept
+(``stored_tb`` of originals; NCS keeps them as LR copies it can restore).  ``stored_tb`` /
+``restores_per_tb_month`` describe a fleet: ``stored_tb`` / HR size videos whose annual views
+average ``12 x restores_per_tb_month`` (one restore = one view of a whole video), spread with
+the ``popularity`` shape (its sigma; the median is set by that mean).  For the family columns
+these knobs win over the per-video ``access_interval_days`` and ``popularity_scale_x``, and
+``years`` over ``horizon_years``; the article's own metrics keep those.  The fleet's yearly
+bill (fleet metrics' rule: NCS only where it pays, the design's cheapest tier of the set) is
+``opex_usd_per_year``; NCS owns no hardware (S3 + GPU spot instances), so ``capex_usd`` =
+``power_w`` = 0.  ``restore_latency_s`` is the article's per-video latency.
+
 Fitted constants (``calibration``): SR and pack stage times (to Fig 6d), GPU busy fraction
 (to the best content's 40.8% saving at 45 days, Fig 5a, L545).  Everything else comes from the
 article, the cost block's dated price tables, or a stated assumption.  The defaults describe
@@ -30,8 +41,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from dse.model import Batch, Metric, Model, Param
-from dse.units import BITS_PER_BYTE, DAYS_PER_YEAR, GB, MB, S_PER_HOUR
+from dse.model import Batch, Metric, Model, Param, knob_params
+from dse.units import BITS_PER_BYTE, DAYS_PER_MONTH, DAYS_PER_YEAR, GB, MB, S_PER_HOUR, TB
 from models.ncs import calibration as cal
 from models.ncs import placement, popularity, restore, tiers, video
 
@@ -46,6 +57,9 @@ _HR_BITRATE_MBIT_S = video.HR_MB_PER_MIN_2160P * BITS_PER_BYTE / S_PER_MIN
 CLUSTER_TRAIN_GPU_H = 1.0
 #: 40 sports videos formed 6 clusters of 4-8 videos (L559).
 CLUSTER_VIDEOS = 40.0 / 6.0
+S_PER_MONTH = DAYS_PER_MONTH * 24.0 * S_PER_HOUR
+#: Floor of the family's mean views a year (a lognormal needs a positive mean).
+MIN_FLEET_VIEWS_PER_YEAR = 1e-9
 
 
 class Ncs(Model):
@@ -54,6 +68,11 @@ class Ncs(Model):
     summary = "Neural cloud storage for cold videos: LR storage + SR restore, tier choice, TCO, restore latency"
     source = "Lim et al., IEEE Micro 2025 (NCS; HotStorage'23 'Neural cloud storage'); digest shared/research/ncs.md"
     variant_param = "design"
+    family = "cold-storage"
+    boundary = (
+        "NCS owns no hardware: capex_usd = power_w = 0; the fleet's S3 bill (storage, retrieval) and the GPU spot "
+        "instances that restore videos (and amortized DNN training where include_training) are opex_usd_per_year"
+    )
     params = (
         Param("design", "ncs", "article: Baseline (HR in the best S3 tier, L539) vs NCS", choices=DESIGNS),
         Param("access_interval_days", 45.0, "Fig 5(a) compares TCO at a 45-day access interval (L545)", bounds=(1e-5, 36500.0),
@@ -105,6 +124,7 @@ class Ncs(Model):
         Param("cluster_train_gpu_h", CLUSTER_TRAIN_GPU_H, "assumption: ~1 GPU-hour to fine-tune a ~100 KB DNN per cluster",
               bounds=(0.0, 1000.0)),
         Param("cluster_videos_count", CLUSTER_VIDEOS, "40 videos in 6 clusters (L559)", bounds=(1.0, 1e7)),
+        *knob_params("cold-storage"),
     )
     metrics = (
         Metric("tco_usd_per_year", "min", "the video's yearly cost under this design and tier"),
@@ -133,6 +153,8 @@ class Ncs(Model):
         Metric("crossover_views_per_year", None, "views a year below which NCS is cheaper (inf: at any view rate)",
                inf_means="NCS is cheaper at every view rate (a restore costs no more than a view saves)"),
         Metric("breakeven_views_per_year", None, "views a year below which the baseline leaves the hottest tier"),
+        Metric("opex_usd_per_year", "min", "family: the stored_tb fleet's yearly bill (S3 + GPU restores), in tco_usd"),
+        Metric("fleet_videos_count", None, "family: videos in stored_tb of HR video"),
     )
 
     def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
@@ -197,6 +219,17 @@ class Ncs(Model):
         with np.errstate(divide="ignore"):
             crossover_days = DAYS_PER_YEAR / pl["n_hi"]
 
+        # --- family (cold-storage): a stored_tb fleet at restores_per_tb_month over `years`
+        fleet_views = np.maximum(p.restores_per_tb_month * popularity.MONTHS_PER_YEAR, MIN_FLEET_VIEWS_PER_YEAR) * ones
+        fam_mu = np.log(fleet_views) - 0.5 * sigma * sigma  # lognormal with this mean
+        fam_train = np.where(p.is_("include_training", True), p.cluster_train_gpu_h * p.gpu_usd_per_hour / p.cluster_videos_count / p.years, 0.0) * ones
+        fam = placement.by_tier_set(
+            tset, vol, hr_gb, r, fleet_views, gets, fees, sr_usd_per_view * ones, fam_train, col(p.storage_price_scale),
+            col(p.retrieval_price_scale), col(p.years), fam_mu, sigma * ones,
+        )
+        videos = p.stored_tb * (TB / MB) / hr_mb
+        fleet_opex = videos * np.where(is_ncs, fam["fleet_ncs_usd"], fam["fleet_baseline_usd"])
+
         return {
             "tco_usd_per_year": cost,
             "baseline_tco_usd_per_year": baseline_usd,
@@ -222,4 +255,9 @@ class Ncs(Model):
             "crossover_interval_days": crossover_days,
             "crossover_views_per_year": pl["n_hi"],
             "breakeven_views_per_year": pl["breakeven_views"],
+            "work_per_s": p.stored_tb / S_PER_MONTH * ones,
+            "capex_usd": 0.0 * ones,
+            "power_w": 0.0 * ones,
+            "opex_usd_per_year": fleet_opex,
+            "fleet_videos_count": videos,
         }

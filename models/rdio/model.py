@@ -23,6 +23,11 @@ of PUT body hashing, and the calls' waits -- are each fitted to one ratio of the
 (the FileMap-cache gain, the 16 MB crossover, MinIO's failure drop, the write CPU saving,
 the PUT breakdown; the read CPU saving, which makes ``cpu_read`` an anchor); the rest are
 stated assumptions, and the other claims are predictions.  See each parameter's source.
+
+System (kv-object family): an object GET or PUT is the family's operation; the boundary is
+the whole cluster the model already prices (compute nodes, storage node, NIC + switch port
+per node, SSDs).  The object size is ``object_kb`` (the article's, KiB) unless
+``size_from = "value_b"``, when the family knob ``value_b`` (bytes) sets it.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dse.model import Batch, Metric, Model, Param
+from dse.model import Batch, Metric, Model, Param, knob_params
 from dse.units import GB, HOURS_PER_YEAR, KIB, NS_PER_US, US_PER_S
 from models.blocks import cache, cost, link
 from models.blocks.cost import component_price
@@ -83,12 +88,22 @@ class RdIO(Model):
     summary = "NVMe-oF object store: MinIO's RPC data path vs MinRdIO's direct remote I/O (RdIO)"
     source = "Han et al., IEEE Micro 2025 (DOI 10.1109/MM.2025.3564477), digest shared/research/nvmeof-objstore.md"
     variant_param = "system"
+    family = "kv-object"
+    family_fixed = {"size_from": "value_b"}
+    boundary = (
+        "the whole cluster: the compute nodes (one or more gateways), the storage node, a NIC and a switch port per node "
+        "(priced per Gb/s) and the NVMe SSDs; power: every node under load plus the SSDs"
+    )
     params = (
         Param("system", "minrdio", "nvmeof-objstore.md §1: MinIO, MinRdIO, MinRdIO-FMC (no FileMap cache), Optimal (L786, L827)",
               choices=SYSTEMS),
         Param("workload", "get", "nvmeof-objstore.md §5: REST GET/PUT microbenchmarks and YCSB (workloads.csv)", choices=WORKLOADS),
         Param("object_kb", 1024.0, "nvmeof-objstore.md §3: 1024 kB objects for the CPU and traffic runs (L792)",
               bounds=(4.0, 1048576.0), doc="object size (KiB)"),
+        *knob_params("kv-object"),
+        Param("size_from", "object_kb",
+              "assumption: the article's object_kb wins unless a family comparison selects the family knob value_b",
+              choices=("object_kb", "value_b"), doc="which parameter sets the object size"),
         Param("threads", 40, "nvmeof-objstore.md §3: 40 client threads (L790)", bounds=(1, 1024), integer=True),
         Param("gateways", 1,
               "nvmeof-objstore.md §3: the client talks to one request-receiving node (L835); a load-balanced deployment spreads requests over several",
@@ -175,6 +190,7 @@ class RdIO(Model):
         Metric("cores_busy_count", None, "CPU cores busy at the throughput reached"),
         Metric("capex_usd", "min", "cluster hardware: compute and storage nodes, NICs, switch ports, SSDs"),
         Metric("power_w", "min", "cluster power (nodes and SSDs)"),
+        Metric("op_latency_us", "min", "mean object request latency at the given threads (= latency_us)"),
         Metric("tco_usd_per_hour", "min", "capex over 5 years + energy (cost block)"),
         Metric("tco_per_gbps_usd_per_hour", "min", "TCO per GB/s of object throughput"),
     )
@@ -195,7 +211,7 @@ class RdIO(Model):
         minio = np.broadcast_to(p.is_("system", "minio"), (n,))
         optimal = np.broadcast_to(p.is_("system", "optimal"), (n,))
         fmc = np.broadcast_to(p.is_("system", "minrdio_fmc"), (n,))
-        object_b = arr(p.object_kb) * KIB
+        object_b = np.where(np.broadcast_to(p.is_("size_from", "value_b"), (n,)), arr(p.value_b), arr(p.object_kb) * KIB)
         read_frac = arr(p.pick("workload", _WORKLOADS))
         # Optimal mounts the other nodes' volumes read-only: reads only (L827)
         optimal_writes = optimal & (read_frac < 1.0)
@@ -333,4 +349,6 @@ class RdIO(Model):
             "power_w": power,
             "tco_usd_per_hour": tco_per_hour,
             "tco_per_gbps_usd_per_hour": tco_per_hour / gbps * bad,
+            "work_per_s": ops_per_s * bad,
+            "op_latency_us": resp_us * bad,
         }

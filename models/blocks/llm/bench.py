@@ -6,7 +6,9 @@
   (enumeration, feasibility and ``-m`` rule, bounds, full evaluation of what the bounds
   leave, top-3); the production-scale searches are timed by ``dse.bench.llm_search_rows``;
 * ``llm.reference_runs`` — all rows of ``results/reference/calculon/runs.csv``;
-* ``llm.inference_sweep`` — 10k (batch, prompt, generation) serving points of Llama-3-70B.
+* ``llm.inference_sweep`` — 10k (batch, prompt, generation) serving points of Llama-3-70B;
+* ``llm.serving`` — 32,768 random serving configurations (model size 7-80B, prompt, output,
+  TP width, load) through the continuous-batching serving layer (``serving.serve``).
 """
 
 from __future__ import annotations
@@ -53,9 +55,37 @@ def bench_cases() -> list[tuple[str, Callable[[], int]]]:
                       raise_infeasible=False)
         return int(r["ttft_s"].size)
 
+    serving_kw = _serving_inputs()
+
+    def serving_sweep() -> int:
+        from models.blocks.llm.serving import serve
+
+        return int(serve(**serving_kw)["tokens_per_s"].size)
+
     return [
         ("llm.train_eval", train_eval),
         ("llm.search_turing530B_5128", search_s1),
         ("llm.reference_runs", reference_runs),
         ("llm.inference_sweep", inference_sweep),
+        ("llm.serving", serving_sweep),
     ]
+
+
+def _serving_inputs(n: int = 32768, seed: int = 0) -> dict[str, object]:
+    """Random serving-layer columns: Llama-3 shapes of 7-80B, H100s, open loop at 10-95 % load."""
+    from dse.units import GB, GIB
+    from models.blocks.llm.serving import gpus, shape_columns
+
+    rng = np.random.default_rng(seed)
+    pb = rng.uniform(7.0, 80.0, n)
+    sh = shape_columns("llama-3", pb)
+    gpu = gpus()["h100_sxm"]
+    return dict(gpus=rng.choice(np.array([1.0, 2.0, 4.0, 8.0]), n), params=pb * 1e9, layers=sh["layers"], hidden=sh["hidden"],
+                kv_heads=sh["kv_heads"], kv_dim=sh["kv_dim"], attn_dim=sh["attn_dim"], weight_bytes=rng.choice(np.array([1.0, 2.0]), n),
+                kv_bytes=rng.choice(np.array([1.0, 2.0]), n), peak_linear_flops=gpu.tflops_fp8 * 1e12,
+                peak_attn_flops=gpu.tflops_bf16 * 1e12, hbm_bytes=gpu.hbm_gib * GIB, hbm_Bps=gpu.hbm_gbps * GB,
+                hbm_usable_frac=0.9, hbm_reserve_bytes=2.0 * GIB, link_Bps=gpu.nvlink_gbps * GB,
+                tier_bytes=rng.choice(np.array([0.0, 1024.0 * GIB]), n), tier_Bps=100.0 * GB, tier_latency_s=1e-6,
+                prompt=rng.integers(100, 60000, n).astype(np.float64), output=rng.integers(50, 2000, n).astype(np.float64),
+                chunk_tokens=8192.0, max_batch=2048.0, eff_flops=0.53, eff_hbm=0.61, gemm_half_rows=256.0,
+                step_overhead_s=5e-4, allreduce_latency_s=8e-6, load_frac=rng.uniform(0.1, 0.95, n))

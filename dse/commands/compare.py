@@ -1,0 +1,86 @@
+"""`dse compare RESULTS`: which architecture wins on each objective, where, and by how
+much; and whether each article's own design lies on the Pareto front."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from dse import jsonsafe
+
+
+def register(app: typer.Typer) -> None:
+    app.command("compare")(compare_cmd)
+
+
+def compare_cmd(
+    results: Annotated[Path, typer.Argument(help="A results folder: a comparison sweep, or a sweep of a space with [paper_design].")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    limit: Annotated[int, typer.Option(help="Rows of the who-wins table to print (all in --json).")] = 40,
+) -> None:
+    """Who wins where: per workload point and objective, the best architecture, the
+    runner-up and the margin; then the papers' designs against the Pareto front."""
+    from dse.compare_report import report
+
+    out = report(results)
+    if as_json:
+        print(jsonsafe.dumps(out))
+        return
+    _print(out, limit)
+
+
+def _print(out: dict[str, Any], limit: int) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    if out["kind"] == "comparison":
+        fam = out["family"]
+        console.print(f"[bold]{out['space']}[/]: {fam['name']} ({fam['usd_per_work']}); workload knobs: {', '.join(out['workload']) or 'none'}")
+        t = Table(title="who wins where")
+        cols = [*out["workload"], "objective", "winner", "value", "runner_up", "margin_x"]
+        for c in cols:
+            t.add_column(c)
+        for row in out["wins"][:limit]:
+            shown = dict(row, winner=f"{row['winner']} = {row['runner_up']} (tie)" if row.get("tie") else row["winner"])
+            t.add_row(*[_fmt(shown.get(c)) for c in cols])
+        console.print(t)
+        if len(out["wins"]) > limit:
+            console.print(f"... {len(out['wins']) - limit} more rows (--limit, or --json for all)")
+        counts = ", ".join(f"{r['objective']}: {r['winner']} x{r['len']}" for r in out["win_counts"])
+        ties = sum(1 for r in out["wins"] if r.get("tie"))
+        console.print(f"wins (ties within 0.5 % not counted: {ties}): {counts}")
+        console.print("joint Pareto front by architecture: " + ", ".join(f"{a} {n}" for a, n in out["pareto_by_arch"].items()))
+    for name, pd in out["paper_designs"].items():
+        _print_paper(console, name, pd)
+
+
+def _print_paper(console: Any, name: str, pd: dict[str, Any] | None) -> None:
+    if not pd:
+        console.print(f"{name}: the sweep predates [paper_design]; re-run it")
+        return
+    design = ", ".join(f"{k}={_fmt(v)}" for k, v in pd["design"].items())
+    if not pd["feasible"]:
+        console.print(f"[bold]{name}[/] paper design ({pd['source']}): infeasible here ({pd['reason']}); {design}")
+        return
+    if pd["on_front"] is None:
+        console.print(f"[bold]{name}[/] paper design ({pd['source']}): no swept design has its workload "
+                      f"({', '.join(pd.get('held_equal', []))}); put its values in the grid: {design}")
+        return
+    if pd["on_front"]:
+        console.print(f"[bold]{name}[/] paper design ({pd['source']}) is on the Pareto front: {design}")
+        return
+    console.print(f"[bold]{name}[/] paper design ({pd['source']}) is dominated by {pd['dominated_by']} of "
+                  f"{pd.get('compared_with', '?')} swept designs with its workload: {design}")
+    for d in pd["dominators"]:
+        ratios = ", ".join(f"{m} x{_fmt(r)}" for m, r in d["ratio"].items())
+        knobs = ", ".join(f"{k}={_fmt(v)}" for k, v in d["design"].items() if pd["design"].get(k) != v)
+        console.print(f"  {knobs or '(same knobs)'}: {ratios}")
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return "-" if v is None else str(v)
