@@ -302,6 +302,33 @@ def sweep_row(points: int = 1_000_000) -> BenchRow:
     )
 
 
+def dashboard_row(points: int = 1_000_000) -> BenchRow:
+    """The dashboard page of a ``points``-point Sobol study (made first, not timed): build
+    time, peak resident memory of the build process and the page's size (issue targets:
+    <= 30 s, <= 2 GiB, <= 3 MB)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        space = Path(tmp) / "bench_sobol.toml"
+        space.write_text(_bench_space(points).replace("[objectives]", f"[sweep]\nstrategy = \"sobol\"\ntrials = {points}\n[objectives]"),
+                         encoding="utf-8")
+        out, site = Path(tmp) / "out", Path(tmp) / "site"
+        run_measured("from pathlib import Path\nfrom dse.sweep.run import run_sweep, SweepOptions\n"
+                     f"run_sweep({str(space)!r}, SweepOptions(out=Path({str(out)!r}), progress=False))\nprint(0, PEAK_KIB)\n",
+                     "dashboard benchmark sweep")
+        code = (
+            "import time\nfrom pathlib import Path\nt=time.perf_counter()\n"
+            "from dse.dashboard.build import build_site\n"
+            f"pages=build_site([Path({str(out)!r})], Path({str(site)!r}), calibration=False, progress=False)\n"
+            "wall=time.perf_counter()-t\n"
+            "size=max(p.stat().st_size for p in pages if p.name.startswith('study-'))\n"
+            "print(wall, PEAK_KIB, size)\n"
+        )
+        wall_s, rss_kib, size_b = run_measured(code, "dashboard benchmark")
+    wall, gib, mb = float(wall_s), int(rss_kib) / 1024**2, int(size_b) / 1e6
+    ok = wall <= 30.0 and gib <= 2.0 and mb <= 3.0
+    return BenchRow("dashboard", f"study page of a {points:,}-point Sobol study", 1.0 / wall, (1.0 / 30.0) if ok else float("inf"),
+                    f"wall {wall:.1f} s (target <= 30 s), peak RSS {gib:.2f} GiB (target <= 2 GiB), page {mb:.2f} MB (target <= 3 MB)")
+
+
 #: End-to-end LLM co-design searches (issue 24): label, model, processors, max batch, system
 #: (results/reference/calculon/inputs/systems), target seconds, target peak GiB.
 LLM_SEARCH_CASES = (

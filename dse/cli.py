@@ -18,7 +18,7 @@ app = typer.Typer(
     name="dse",
     help="Analytical models and design-space exploration for CXL and disaggregated memory/storage.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )

@@ -20,6 +20,7 @@ import importlib
 import importlib.util
 import math
 from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,18 @@ def cross_validate(path: Path, results: list[ClaimResult]) -> list[CvRow]:
             row.out_of_fit_error_pct = error_pct(r.expected, value)
         rows.append(row)
     return rows
+
+
+def refitted_left_out(claims_path: Path, model: str, refit: Callable[[str], dict[str, float]]) -> Callable[[str], float]:
+    """``left_out`` for a package whose fitted constants are parameters of ``model``:
+    ``refit(anchor_id)`` gives them without the anchor, and the anchor is evaluated with
+    them as parameter overrides."""
+    from dse.claims import claim_value
+
+    def left_out(anchor_id: str) -> float:
+        return claim_value(claims_path, anchor_id, overrides={model: refit(anchor_id)})
+
+    return left_out
 
 
 def median_abs(rows: list[CvRow]) -> dict[str, float | None]:

@@ -68,7 +68,8 @@ class Family:
     def usd_per_work_label(self) -> str:
         if self.per_units == 1.0:
             return f"$ per {self.work_unit}"
-        return f"$ per {_count_word(self.per_units)}{self.work_unit}s"
+        plural = self.work_unit[:-1] + "ies" if self.work_unit.endswith("y") else self.work_unit + "s"
+        return f"$ per {_count_word(self.per_units)}{plural}"
 
     def knob(self, name: str) -> Knob:
         for k in self.knobs:

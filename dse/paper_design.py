@@ -52,7 +52,7 @@ def workload_knobs(space: Space) -> list[str]:
     from dse import families  # noqa: PLC0415
 
     fam = space.model.family
-    names = {k.name for k in families.family(fam).knobs} if fam else set()
+    names = {space.model.workload_param(k.name) or k.name for k in families.family(fam).knobs} if fam else set()
     names |= {"workload", *(space.paper_design.hold if space.paper_design else ())}
     return [k.name for k in space.knobs if k.name in names]
 

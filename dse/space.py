@@ -231,6 +231,9 @@ def load_space(path: str | Path) -> Space:
     except OSError as exc:
         raise DseError(f"{path}: cannot be read: {exc.strerror or exc}") from None
 
+    if "compare" in raw:
+        raise DseError(f"{path}: a comparison of several models ([compare]); `dse sweep` runs it, "
+                       "commands that take one model's space need one of its architectures' spaces")
     return build_space(path, raw, hashlib.sha256(text).hexdigest())
 
 

@@ -111,7 +111,6 @@ def test_cloud_tiers_have_no_capex_or_power_and_bill_the_cost_block_price():
     assert egress == pytest.approx(0.01 * 1000.0 * 0.09)  # 1% of a TB a month at US$0.09/GB
 
 
-@pytest.mark.xfail(reason="engine opex column pending", strict=False)
 def test_usd_per_work_includes_opex():
     months = 5.0 * 12.0
     for media in MEDIA:

@@ -56,7 +56,8 @@ def test_capex_includes_the_host_and_each_expander_at_its_price(m):
     three = m.point(footprint_gib=512.0)  # 384 GiB on CXL -> two devices
     assert three["expander_count"] == 2.0
     assert three["capex_usd"] - one["capex_usd"] == pytest.approx(one["device_usd"])
-    assert three["power_w"] - one["power_w"] == pytest.approx(one["device_power_w"])
+    # a second device: its own power plus its DIMMs' capacity-proportional power (model._system)
+    assert three["power_w"] - one["power_w"] == pytest.approx(one["device_power_w"] + 256.0 * workload.DRAM_W_PER_GIB)
     host = workload.host_server(128.0)
     assert one["capex_usd"] == pytest.approx(float(host["capex_usd"]) + one["device_usd"])
 

@@ -164,3 +164,21 @@ def test_bench_reports_rates(cli):
     base = doc["machine"]["baseline_ops_per_s"]
     assert doc["machine"]["cores"] >= 1 and base > 1e6
     assert rows[0]["per_1e8_baseline_ops"] == pytest.approx(rows[0]["rate_per_s"] / base * 1e8)
+
+
+def test_reproduce_json_keeps_stdout_for_the_summary(tmp_path, cli):
+    code, out, err = cli("reproduce", "compare_kv_object", "--out", tmp_path / "res", "--site", tmp_path / "site", "-q", "--json")
+    assert code == 0, err
+    data = json.loads(out)  # stdout is the JSON and nothing else
+    (study,) = data["studies"]
+    assert study["kind"] == "comparison" and study["rows"]["points"] > 0
+    assert set(data["claims"]) == {"headline", "other", "echo"} and data["pages"] >= 2
+    assert "sweeping compare_kv_object.toml" in err
+
+
+def test_sweep_json_summary_and_progress_on_stderr(tmp_path, cli, space_file):
+    code, out, err = cli("sweep", space_file(), "--out", tmp_path / "o", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["path"] == str(tmp_path / "o") and data["rows"]["points"] == 3 * 3 * 8 * 5 * 5
+    assert "points" in err  # the progress bar went to stderr

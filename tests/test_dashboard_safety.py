@@ -118,7 +118,8 @@ def test_a_site_carries_a_marker_and_a_rebuild_replaces_only_it(cli, res, tmp_pa
     code, _, err = build(cli, res, "--out", site)
     assert code == 0, err
     marker = json.loads((site / ".dse-site").read_text())
-    assert set(marker["files"]) == {"index.html", "study-s.html", "assets/vega-bundle.js"}
+    assert set(marker["files"]) == {"index.html", "study-s.html", "assets/vega-bundle.js", "assets/study-s-pareto.csv",
+                                    "assets/study-s-pareto.parquet"}
     (site / "index.html").write_text("edited by hand")  # a file it wrote: replaced
     code, _, err = build(cli, res, "--out", site)
     assert code == 0, err
@@ -290,3 +291,18 @@ def test_claims_chart_keeps_every_value_positive_on_its_log_axis():
         assert r["band_lo"] > 0 and r["band_hi"] >= r["band_lo"] and r["ratio"] > 0, r
     neg = recs[1]
     assert neg["band_lo"] == pytest.approx(0.9) and neg["band_hi"] == pytest.approx(1.1)
+
+
+def test_front_explorer_without_a_label_knob_and_with_a_knob_named_design():
+    """The linked front view: a front with only numeric knobs (no colouring knob), and one
+    whose knob is called 'design' (it clashed with the row id)."""
+    import polars as pl
+
+    from dse.dashboard.charts import front_explorer
+
+    numeric = pl.DataFrame({"a_ns": [1.0, 2.0, 3.0], "b_usd": [3.0, 2.0, 1.0], "k": [1.0, 2.0, 4.0]})
+    spec = front_explorer(numeric, {"a_ns": "min", "b_usd": "min"}, ["k"]).to_dict()
+    assert len(spec["vconcat"]) == 2
+    named = numeric.with_columns(pl.Series("design", ["x", "y", "x"]))
+    spec = front_explorer(named, {"a_ns": "min", "b_usd": "min"}, ["design", "k"]).to_dict()
+    assert "design" in str(spec["vconcat"][0]["encoding"]["color"])

@@ -16,7 +16,7 @@ CLAIMS = registry.model_dir("espresso") / "claims.yaml"
 #: Headline claims the model does not reach, each explained in its claims.yaml note.
 KNOWN_OFF = {
     "breakeven-cxl-premium": "Fig 13b's 40% cannot hold with Fig 13a's 19.7% under the linear cost model (claims.yaml); "
-                             "averaged over the traces the refitted OC ($10.7) out-earns Espresso at any premium",
+                             "averaged over the traces the refitted OC ($11.2) out-earns Espresso at any premium",
 }
 
 
@@ -131,6 +131,10 @@ def test_more_resources_never_slower(model, knob, delta):
     hi_bound = model.param_map()[knob].bounds[1]
     lo[knob] = np.minimum(lo[knob], hi_bound - delta)
     lo["lenders"] = np.minimum(lo["lenders"], lo["jbof_ssds"] - 1)  # at least one borrower
+    # not invariants by design: USL crosstalk makes more cores slower past its peak (Gunther),
+    # and lenders holding a queue depth of their own run more of it on faster resources
+    lo["core_crosstalk_frac"] = np.zeros_like(lo["core_crosstalk_frac"])
+    lo["lender_qd"] = np.zeros_like(lo["lender_qd"])
     hi = dict(lo, **{knob: lo[knob] + delta})
     a = model.run(lo, checked=True)["saturation_gbps"]
     b = model.run(hi, checked=True)["saturation_gbps"]
@@ -290,9 +294,9 @@ def test_host_driver_cost_moves_oc_loss_to_small_requests_but_breaks_fig13b():
     """With the link block's driver cost on the DPU (the default) and the OC constants
     fitted on their own anchors (4-SSD saturation, Fig 13a), OC's trace loss is the
     article's 16.2% within 10% and the microbenchmark loss stays near 27.8%, but the fitted
-    OC controller price ($10.7) puts Fig 13b's break-even (mean over the traces) below zero.
-    Without it (0 cycles, refitted): OC $26.5 -- above Espresso's controller share -- a
-    10.8% trace loss and a 37% break-even (claims.yaml notes)."""
+    OC controller price ($11.2) puts Fig 13b's break-even (mean over the traces) below zero.
+    Without it (0 cycles, refitted): OC $27.1 -- above Espresso's controller share -- a
+    10.8% trace loss and a 39% break-even (claims.yaml notes)."""
     from models.espresso.data import STARTING_POINT, fitted_value
 
     def outcome(v):
@@ -308,16 +312,16 @@ def test_host_driver_cost_moves_oc_loss_to_small_requests_but_breaks_fig13b():
 
     base = {k: fitted_value(k) for k in STARTING_POINT}
     assert base["oc_ftl_scale_x"] == pytest.approx(1.479, abs=0.01)
-    assert base["oc_controller_usd"] == pytest.approx(10.7, abs=0.2)
+    assert base["oc_controller_usd"] == pytest.approx(11.2, abs=0.2)
     real_loss, mb_loss, breakeven = outcome(base)
-    assert real_loss == pytest.approx(14.7, abs=0.2) and 16.2 * 0.9 < real_loss < 16.2 * 1.1
+    assert real_loss == pytest.approx(14.8, abs=0.2) and 16.2 * 0.9 < real_loss < 16.2 * 1.1
     assert 27.8 * 0.9 < mb_loss < 27.8 * 1.1
     assert breakeven < 0.0  # paper 40%
     v = calibrate._tied(calibrate.refit_oc(base, host_cmd_kcycles=0.0))
     assert calibrate.oc_saturation_ssds({**v, "host_cmd_kcycles": 0.0}) == pytest.approx(4.0, rel=1e-6)
-    assert v["oc_controller_usd"] == pytest.approx(26.5, abs=0.3)
+    assert v["oc_controller_usd"] == pytest.approx(27.1, abs=0.3)
     real_loss, mb_loss, breakeven = outcome({**v, "host_cmd_kcycles": 0.0})
-    assert real_loss == pytest.approx(10.8, abs=0.2) and breakeven == pytest.approx(37.3, abs=1.0)
+    assert real_loss == pytest.approx(10.8, abs=0.2) and breakeven == pytest.approx(39.4, abs=1.0)
 
 
 def test_workload_table_is_table3():

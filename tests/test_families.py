@@ -93,3 +93,7 @@ def test_a_model_cannot_override_an_engine_hook() -> None:
 def test_family_fixed_must_name_parameters() -> None:
     with pytest.raises(TypeError, match="family_fixed names 'nope'"):
         type("BadFixed", (_Toy,), {"name": "bad-fixed", "family": "kv-object", "family_fixed": {"nope": 1}})
+
+
+def test_query_families_say_queries() -> None:
+    assert families.family("vector-search").usd_per_work_label == "$ per million queries"

@@ -156,7 +156,11 @@ def test_iks_capacity_generator_and_hnsw_passages():
 
     m = registry.get("iks")
     assert m.run_full({"corpus_gb": 8000.0}).reason_of(0) == ik.NO_FIT
-    assert m.run_full({"batch": 256, "pipeline": "llama3_8b"}).reason_of(0) == ik.NO_GEN_FIT
+    # a batch whose prompts overflow the GPUs runs in waves of smaller batches (iks/rag.py),
+    # so it is feasible and takes longer than half of it, never a silent spill
+    big, half = (m.point(batch=b, pipeline="llama3_8b") for b in (256, 128))
+    assert m.run_full({"batch": 256, "pipeline": "llama3_8b"}).feasible[0]
+    assert big["gen_ms"] >= half["gen_ms"]
     # HNSW sends top_k x hnsw_docs_x = 105 passages: inside the generation table now, and the
     # query embedding never depended on K
     ev = m.run_full({"retriever": "cpu_hnsw", "top_k": 100})

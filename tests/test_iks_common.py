@@ -41,7 +41,8 @@ def test_default_point_is_plausible(model):
 
 
 def test_hnsw_recall_below_exact(model):
-    assert model.point(retriever="cpu_hnsw")["recall_frac"] == pytest.approx(0.95, abs=1e-3)
+    # 0.95 at efSearch 4096 on the DPR corpus (21 M vectors); a little lower on a larger graph
+    assert 0.9 < model.point(retriever="cpu_hnsw")["recall_frac"] <= 0.95
     assert model.point(retriever="iks")["recall_frac"] == 1.0
     assert model.point(retriever="cpu_enns")["recall_frac"] == 1.0
 

@@ -75,7 +75,6 @@ def test_zero_restores_is_feasible():
     assert ev.feasible.all()
 
 
-@pytest.mark.xfail(reason="engine opex column pending", strict=False)
 def test_usd_per_work_is_the_fleet_bill_per_tb_month():
     out = M.point(years=4.0)
     assert out["usd_per_work"] == pytest.approx(out["opex_usd_per_year"] * 4.0 / (10000.0 * 48.0))

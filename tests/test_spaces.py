@@ -70,7 +70,19 @@ def test_every_shipped_space_loads():
 
     spaces = sorted((project_root() / "spaces").glob("*.toml"))
     assert spaces, "no shipped spaces"
+    from dse.comparison import is_comparison, load_comparison
+
+    compared = 0
     for f in spaces:
-        s = load_space(f)
+        s = load_comparison(f) if is_comparison(f) else load_space(f)
+        compared += is_comparison(f)
         assert s.objectives
         assert any(("usd" in o) or ("cost" in o) or ("tco" in o) for o in s.objectives), f"{f.name}: cost must be an objective"
+    assert compared >= 5, "the five comparison spaces ship"
+
+
+def test_a_comparison_file_given_where_one_space_is_expected_is_one_line():
+    from dse.registry import project_root
+
+    with pytest.raises(DseError, match=r"a comparison of several models \(\[compare\]\)"):
+        load_space(project_root() / "spaces" / "compare_kv_object.toml")

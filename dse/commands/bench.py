@@ -27,7 +27,7 @@ def bench_cmd(
         rows += bench.block_rows(seconds)
     if name is None:
         rows += bench.model_rows(registry.names(), seconds)
-    elif name not in ("blocks", "sensitivity"):
+    elif name not in ("blocks", "sensitivity", "dashboard"):
         fam = [n for n in registry.names() if n == name or n.startswith(name + "-")]
         if fam:
             rows += bench.model_rows(fam, seconds)
@@ -39,6 +39,8 @@ def bench_cmd(
         rows.append(bench.sensitivity_row())
     if name in (None, "llm"):
         rows += bench.llm_search_rows()
+    if name in (None, "dashboard"):
+        rows.append(bench.dashboard_row())
     if name is None:
         if sweep:
             rows.append(bench.sweep_row())

@@ -4,13 +4,19 @@ results/calibration)."""
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from dse.errors import DseError
 
 BLOCKS = ("dram", "flash")
+#: Reference runs needed per fitted constant: fewer and a fit reproduces its own runs
+#: (one run fitted two constants to "MAPE 0.00 %").
+RUNS_PER_CONSTANT = 3
 
 
 def register(app: typer.Typer) -> None:
@@ -31,7 +37,10 @@ def register(app: typer.Typer) -> None:
             from models.blocks import dram_fit as fit
         else:
             from models.blocks import flash_fit as fit
-        doc = fit.calibrate(against)
+        with tempfile.TemporaryDirectory() as tmp:
+            source = _as_folder(against, Path(tmp)) if against is not None else None
+            _check_runs(fit, source, against)
+            doc = fit.calibrate(source)
         path = calibration.save(block, doc, out)
         for name, e in doc["error"].items():
             sat = e.get("sat_max_err_pct")
@@ -39,3 +48,29 @@ def register(app: typer.Typer) -> None:
                        f"mean={e.get('sat_mean_err_pct', float('nan')):.2f}%")
         typer.echo("constants: " + ", ".join(f"{k}={v:.4g}" for k, v in doc["constants"].items()))
         typer.echo(f"wrote {path}")
+
+
+def _as_folder(against: Path, tmp: Path) -> Path:
+    """A raw simulator output file is read as a folder holding it; a runs.csv or a folder
+    is read as it is."""
+    if against.is_file() and against.suffix.lower() != ".csv":
+        shutil.copy(against, tmp / against.name)
+        return tmp
+    return against
+
+
+def _check_runs(fit: Any, source: Path | None, against: Path | None) -> None:
+    """One line, nothing written, when the runs cannot be read or are too few to fit."""
+    if source is None:
+        return
+    import polars as pl
+
+    try:
+        runs = fit.load_reference(source)
+    except (OSError, ValueError, KeyError, IndexError, TypeError, pl.exceptions.PolarsError) as exc:
+        raise DseError(f"--against {against}: not readable as reference runs ({type(exc).__name__}: {exc})") from None
+    need = RUNS_PER_CONSTANT * len(fit.FIT_KEYS)
+    n = int(runs["counted"].sum()) if "counted" in runs.columns else runs.height
+    if n < need:
+        raise DseError(f"--against {against}: {n} usable runs to fit {len(fit.FIT_KEYS)} constants "
+                       f"({', '.join(fit.FIT_KEYS)}); need at least {need} ({RUNS_PER_CONSTANT} per constant)")

@@ -21,6 +21,7 @@ def reproduce_cmd(
     site: Annotated[Path | None, typer.Option(help="Dashboard site folder (default dashboards/site).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 if a headline claim is outside its tolerance.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary (studies, claim counts, missed claims, site) on stdout only.")] = False,
 ) -> None:
     """Sweep the spaces, validate the claims, build the dashboard site.
 
@@ -32,6 +33,7 @@ def reproduce_cmd(
     from dse.dashboard.build import build_site
     from dse.errors import DseError
     from dse.registry import project_root
+    from dse.commands.sweep import summary as sweep_summary
     from dse.store import ResultsDir, read_manifest
     from dse.sweep.run import SweepOptions, run_sweep
 
@@ -54,20 +56,20 @@ def reproduce_cmd(
     out = out or root / "results" / "reproduce"
     site = site or root / "dashboards" / "site"
     out.mkdir(parents=True, exist_ok=True)
-    done = []
+    say = (lambda text: typer.echo(text, err=True)) if as_json else typer.echo  # --json: stdout holds only the JSON
+    done, summaries = [], []
     for f in files:
         target = out / f.stem
         if target.exists():
             if not ResultsDir(target).is_results_folder():
                 raise DseError(f"{target} exists and was not written by a sweep; move it away or give --out")
             shutil.rmtree(target)  # a previous study of `reproduce`: replaced
-        typer.echo(f"sweeping {f.name}")
+        say(f"sweeping {f.name}")
         r = run_sweep(f, SweepOptions(out=target, progress=not quiet))
         m = r.manifest
-        typer.echo(
-            f"  {m['rows']['points']:,} points, {m['rows']['pareto']:,} Pareto in {m['timings_s']['total_s']:.1f} s -> {target}"
-        )
+        say(f"  {m['rows']['points']:,} points, {m['rows']['pareto']:,} Pareto in {m['timings_s']['total_s']:.1f} s -> {target}")
         done.append(target)
+        summaries.append(sweep_summary(target, m))
     # --all validates every claims file; named spaces validate their models' claims
     results = []
     models = None if all_ else {name for d in done for name in models_of(read_manifest(d))}
@@ -77,13 +79,21 @@ def reproduce_cmd(
             if cf not in seen:
                 seen.add(cf)
                 results.extend(evaluate_claims(cf))
-    print_results(results)
-    pages = build_site(done, site)
-    typer.echo(f"dashboard: {len(pages)} pages in {site}; open {site / 'index.html'}")
+    if not as_json:
+        print_results(results)
+    pages = build_site(done, site, progress=not quiet)
+    say(f"dashboard: {len(pages)} pages in {site}; open {site / 'index.html'}")
     missed = [r for r in results if r.headline and not r.passed and r.kind != "echo"]
+    if as_json:
+        from dse import jsonsafe
+        from dse.claims import pass_counts
+
+        counts = pass_counts(results)
+        typer.echo(jsonsafe.dumps({"studies": summaries, "claims": {k: {"within": v[0], "of": v[1]} for k, v in counts.items()},
+                                   "missed_headline": [f"{r.model}:{r.id}" for r in missed], "site": str(site), "pages": len(pages)}))
     if missed:
         names = ", ".join(f"{r.model}:{r.id}" for r in missed)
-        typer.echo(f"headline claims outside tolerance ({len(missed)}): {names}")
+        say(f"headline claims outside tolerance ({len(missed)}): {names}")
         if strict:
             raise typer.Exit(1)
 

@@ -28,6 +28,7 @@ def sweep_cmd(
     workers: Annotated[int | None, typer.Option(help="Ray workers (default: the cluster's CPUs).")] = None,
     uncertainty: Annotated[int | None, typer.Option(help="Robust front: N draws of the uncertain parameter defaults per point (p5/p50/p95 per objective, p_pareto).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary (path, counts, timings, paper design) on stdout.")] = False,
 ) -> None:
     """Sweep a design space: grid, quasi-random or Optuna, locally or on Ray."""
     from dse.sweep.run import SweepOptions, run_sweep
@@ -50,6 +51,11 @@ def sweep_cmd(
     )
     result = run_sweep(space, opts)
     m = result.manifest
+    if as_json:
+        from dse import jsonsafe
+
+        typer.echo(jsonsafe.dumps(summary(result.path, m)))
+        return
     if "join" in m:
         j = m["join"]
         typer.echo(
@@ -64,3 +70,9 @@ def sweep_cmd(
         f"{rows.get('pareto', 0):,} on the Pareto front (hypervolume {m.get('hypervolume', 0):.4f}) "
         f"in {t.get('total_s', 0):.2f} s"
     )
+
+
+def summary(path: Path, m: dict) -> dict:
+    """What a script needs from a finished sweep (the manifest has the rest)."""
+    keys = ("kind", "rows", "hypervolume", "timings_s", "objectives", "paper_design", "pareto_by_arch", "join")
+    return {"path": str(path), "space": m.get("space", {}).get("name"), **{k: m[k] for k in keys if k in m}}

@@ -111,10 +111,15 @@ def build_site(results: list[Path], out: Path, *, calibration: bool = True, prog
         if calibration and any(p.filename == "calibration.html" for p in pages):
             index.note("Calibration of the DRAM and flash blocks against the cycle-accurate reference runs: see the calibration page.")
         pages.insert(0, index)
-        nav += [(n, f) for n, f, _ in study_rows]
+        groups: dict[str, list[tuple[str, str]]] = {}
+        for n, f, m in sorted(study_rows, key=lambda row: (row[2].get("kind") != "comparison", row[2]["model"]["name"], row[0])):
+            group = "comparisons" if m.get("kind") == "comparison" else m["model"]["name"]
+            groups.setdefault(group, []).append((n, f))
         for p in pages:
-            (tmp / p.filename).write_text(p.render(nav), encoding="utf-8")
-        _write_marker(tmp, [BUNDLE] + [p.filename for p in pages])
+            (tmp / p.filename).write_text(p.render(nav, groups), encoding="utf-8")
+            for rel, data in p.files.items():
+                (tmp / rel).write_bytes(data)
+        _write_marker(tmp, [BUNDLE] + [p.filename for p in pages] + [rel for p in pages for rel in p.files])
         check_out(out, [r.path for r in studies])  # again: the folder may have changed meanwhile
         _swap_in(tmp, out)
     except BaseException as exc:
@@ -444,8 +449,15 @@ def study_page(r: Any, m: dict[str, Any], filename: str, validation: list[Any]) 
     else:
         for c in charts.pareto_charts(points, front, objectives, knobs):
             page.chart(c)
+        explorer = charts.front_explorer(front, objectives, knobs)
+        if explorer is not None:
+            page.heading("Explore the front")
+            page.note("Drag a rectangle on the scatter to keep those designs in the parallel coordinates below; "
+                      "click a legend entry to keep one value of the colouring knob (shift-click for more).")
+            page.chart(explorer)
         show = front.head(50)
         page.table(show.columns, [list(x) for x in show.iter_rows()], left={k for k in knobs})
+        add_downloads(page, r, filename)
     if points.height:
         page.heading("Knobs against objectives")
         page.note("Best and median of each objective over the feasible points at each knob setting.")
@@ -456,6 +468,20 @@ def study_page(r: Any, m: dict[str, Any], filename: str, validation: list[Any]) 
     add_model_figures(page, m["model"]["name"])
     add_validation(page, validation)
     return page
+
+
+def add_downloads(page: Page, r: Any, filename: str) -> None:
+    """The whole front as CSV and Parquet files beside the page (every column)."""
+    import io
+
+    import polars as pl
+
+    front = read_table(r.pareto_path(), lambda: pl.read_parquet(r.pareto_path()))
+    stem = "assets/" + filename.removesuffix(".html") + "-pareto"
+    page.download(f"download the front ({front.height:,} designs, every column): CSV", f"{stem}.csv", front.write_csv().encode())
+    buf = io.BytesIO()
+    front.write_parquet(buf)
+    page.download("download the front: Parquet", f"{stem}.parquet", buf.getvalue())
 
 
 def add_robust_front(page: Page, r: Any, objectives: dict[str, str]) -> None:

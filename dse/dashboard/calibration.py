@@ -30,7 +30,7 @@ def calibration_page() -> Page | None:
         rows = []
         for split, e in cal.get("error", {}).items():
             if isinstance(e, dict) and "mape_pct" in e:
-                rows.append([split, e.get("n", ""), f"{e['mape_pct']:.2f}%", _sat(e)])
+                rows.append([split, e.get("n", ""), pct(e["mape_pct"]), _sat(e)])
         if rows:
             page.table(["runs", "N", "latency MAPE", "saturation error (mean / max)"], rows, left={"runs"})
         page.chart(_dram_chart() if block == "dram" else _flash_chart())
@@ -43,10 +43,15 @@ def calibration_page() -> Page | None:
         s = summarize(table)
         page.table(
             ["rows", "both feasible", "batch-time MAPE", "tier-1 memory error", "feasibility agreement"],
-            [[s["rows"], s["both_feasible"], f"{mape:.3g}%", f"{s['mean_abs_tier1_err_pct']:.3g}%", f"{s['feasibility_agreement_pct']:.1f}%"]],
+            [[s["rows"], s["both_feasible"], pct(mape), pct(s["mean_abs_tier1_err_pct"]), f"{s['feasibility_agreement_pct']:.1f}%"]],
         )
         page.chart(_llm_chart(table))
     return page
+
+
+def pct(x: float) -> str:
+    """A percentage for people: two decimals, and below 0.01 % as such (not 1.05e-15%)."""
+    return "< 0.01%" if abs(x) < 0.005 else f"{x:.2f}%"
 
 
 def _sat(e: dict[str, Any]) -> str:

@@ -6,24 +6,18 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Any
 
+from dse.dashboard.charts import axis_scale, axis_title
 from dse.dashboard.html import Page
 
 MAX_BACKGROUND_POINTS = 4000
-#: An axis spanning more than this ratio is drawn on a log scale.
-LOG_SPAN = 100.0
 
 
-def _title(name: str) -> str:
-    return name.replace("_", " ")
+def _rounded(frame: Any, *cols: str) -> list[Any]:
+    """Background coordinates to 4 significant digits (a third of the bytes); the workload
+    columns stay exact, since the drop-downs filter on equality."""
+    import polars as pl
 
-
-def _scale(values: Any) -> Any:
-    import altair as alt
-
-    v = values.drop_nulls().drop_nans()
-    if v.len() and v.min() > 0 and v.max() / v.min() > LOG_SPAN:  # a zero (a cloud tier's 0 W) keeps it linear
-        return alt.Scale(type="log")
-    return alt.Scale(zero=False)
+    return [pl.col(c).round_sig_figs(4) if frame.schema[c].is_float() else pl.col(c) for c in dict.fromkeys(cols)]
 
 
 def _workload_selectors(front: Any, workload: list[str]) -> list[tuple[str, Any]]:
@@ -36,7 +30,7 @@ def _workload_selectors(front: Any, workload: list[str]) -> list[tuple[str, Any]
         if not values:
             continue
         start = values[len(values) // 2]
-        out.append((w, alt.param(name=f"pick_{w}", value=start, bind=alt.binding_select(options=values, name=f"{_title(w)}: "))))
+        out.append((w, alt.param(name=f"pick_{w}", value=start, bind=alt.binding_select(options=values, name=f"{axis_title(w)}: "))))
     return out
 
 
@@ -52,10 +46,10 @@ def joint_front_charts(points: Any, front: Any, objectives: dict[str, str], usd_
     selectors = _workload_selectors(front, workload)
     charts = []
     for x, y in list(combinations(list(objectives)[:4], 2)):
-        tx = _title(x) + (f" ({usd_label})" if x == "usd_per_work" else "")
-        ty = _title(y) + (f" ({usd_label})" if y == "usd_per_work" else "")
-        xs, ys = _scale(points[x]), _scale(points[y])
-        bg = alt.Chart(alt.Data(values=records(sample.select(["arch", *workload, x, y])))).mark_circle(size=12, opacity=0.2).encode(
+        tx = axis_title(x) + (f" ({usd_label})" if x == "usd_per_work" else "")
+        ty = axis_title(y) + (f" ({usd_label})" if y == "usd_per_work" else "")
+        xs, ys = axis_scale(points[x]), axis_scale(points[y])
+        bg = alt.Chart(alt.Data(values=records(sample.select(["arch", *workload, *_rounded(sample, x, y)])))).mark_circle(size=12, opacity=0.2).encode(
             alt.X(f"{x}:Q", title=tx, scale=xs), alt.Y(f"{y}:Q", title=ty, scale=ys), alt.Color("arch:N", legend=None))
         cols = list(dict.fromkeys(["arch", *workload, x, y, *objectives]))
         fr = alt.Chart(alt.Data(values=records(front.select(cols)))).mark_point(size=80, filled=True, opacity=0.95).encode(
@@ -64,7 +58,7 @@ def joint_front_charts(points: Any, front: Any, objectives: dict[str, str], usd_
         for w, param in selectors:
             bg = bg.transform_filter(alt.datum[w] == param)
             fr = fr.transform_filter(alt.datum[w] == param)
-        chart = alt.layer(bg, fr).properties(title=f"joint Pareto front: {_title(y)} vs {_title(x)}", width=430, height=320)
+        chart = alt.layer(bg, fr).properties(title=f"joint Pareto front: {axis_title(y)} vs {axis_title(x)}", width=430, height=320)
         if selectors:
             chart = chart.add_params(*[param for _, param in selectors])
         charts.append(chart.interactive())
@@ -87,9 +81,9 @@ def who_wins_chart(wins: Any, workload: list[str], metric: str) -> Any:
     tip = [alt.Tooltip(f"{x}:O"), alt.Tooltip(f"{y}:O"), alt.Tooltip("winner:N"), alt.Tooltip("value:Q", format=".4g"),
            alt.Tooltip("runner_up:N"), alt.Tooltip("margin_x:Q", format=".3g", title="margin (x)")]
     return (alt.Chart(alt.Data(values=records(rows.select([x, y, "winner", "value", "runner_up", "margin_x"]))))
-            .mark_rect(stroke="white").encode(alt.X(f"{x}:O", title=_title(x)), alt.Y(f"{y}:O", title=_title(y), sort="descending"),
+            .mark_rect(stroke="white").encode(alt.X(f"{x}:O", title=axis_title(x)), alt.Y(f"{y}:O", title=axis_title(y), sort="descending"),
                                               alt.Color("winner:N", title="wins"), tooltip=tip)
-            .properties(title=f"who wins on {_title(metric)}", width=max(200, 48 * rows[x].n_unique()), height=max(60, 32 * rows[y].n_unique())))
+            .properties(title=f"who wins on {axis_title(metric)}", width=max(200, 48 * rows[x].n_unique()), height=max(60, 32 * rows[y].n_unique())))
 
 
 def comparison_page(r: Any, m: dict[str, Any], filename: str) -> Page:

@@ -17,6 +17,14 @@ body { font-family: system-ui, -apple-system, Segoe UI, Roboto, sans-serif; marg
 header { background: #17324d; color: #fff; padding: 14px 28px; }
 header a { color: #cfe3ff; text-decoration: none; margin-right: 18px; }
 header h1 { margin: 4px 0 0 0; font-size: 22px; font-weight: 600; }
+header nav { display: flex; flex-wrap: wrap; align-items: baseline; gap: 4px 0; }
+details.studies { display: inline-block; position: relative; color: #cfe3ff; }
+details.studies summary { cursor: pointer; }
+details.studies div.menu { position: absolute; z-index: 10; background: #fff; color: #1d2330; border: 1px solid #c9d1da;
+  border-radius: 6px; padding: 8px 12px; min-width: 320px; max-height: 70vh; overflow-y: auto; box-shadow: 0 4px 16px rgba(0,0,0,.15); }
+details.studies div.menu a { color: #17324d; display: block; margin: 2px 0; }
+details.studies div.menu h3 { font-size: 12px; text-transform: uppercase; color: #6a7383; margin: 8px 0 2px 0; }
+details.studies input { width: 100%; box-sizing: border-box; padding: 4px 6px; margin-bottom: 4px; }
 main { padding: 18px 28px 40px 28px; max-width: 1400px; }
 h2 { font-size: 18px; margin-top: 30px; border-bottom: 1px solid #dde2e8; padding-bottom: 4px; }
 p.note { color: #4b5565; max-width: 980px; }
@@ -38,6 +46,13 @@ class Page:
     subtitle: str = ""
     blocks: list[str] = field(default_factory=list)
     specs: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    #: Files the page links to (site-relative path -> bytes), written beside it.
+    files: dict[str, bytes] = field(default_factory=dict)
+
+    def download(self, label: str, path: str, data: bytes) -> None:
+        """A file written with the site and a link to it."""
+        self.files[path] = data
+        self.blocks.append(f'<p class="note"><a href="{html.escape(path)}" download>{html.escape(label)}</a></p>')
 
     def heading(self, text: str) -> None:
         self.blocks.append(f"<h2>{html.escape(text)}</h2>")
@@ -70,8 +85,8 @@ class Page:
             body.append("<tr>" + "".join(cells) + "</tr>")
         self.blocks.append(f'<table class="data"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>')
 
-    def render(self, nav: list[tuple[str, str]]) -> str:
-        links = "".join(f'<a href="{html.escape(href)}">{html.escape(label)}</a>' for label, href in nav)
+    def render(self, nav: list[tuple[str, str]], groups: dict[str, list[tuple[str, str]]] | None = None) -> str:
+        links = "".join(f'<a href="{html.escape(href)}">{html.escape(label)}</a>' for label, href in nav) + _study_menu(groups or {})
         embeds = "\n".join(
             f"vegaEmbed('#{cid}', {_script_json(spec)}, {{actions: false, renderer: 'svg'}})"
             f".catch(function (e) {{ console.error(e); }});"
@@ -95,6 +110,24 @@ class Page:
 </script>
 </body></html>
 """
+
+
+def _study_menu(groups: dict[str, list[tuple[str, str]]]) -> str:
+    """A drop-down of every study, grouped (comparisons, then by model), with a filter box:
+    the navigation stays one line however many studies a site holds."""
+    if not groups:
+        return ""
+    parts = []
+    for group, items in groups.items():
+        links = "".join(f'<a href="{html.escape(h)}" data-name="{html.escape(label.lower())}">{html.escape(label)}</a>' for label, h in items)
+        parts.append(f"<section><h3>{html.escape(group)}</h3>{links}</section>")
+    count = sum(len(v) for v in groups.values())
+    script = ("var q=this.value.toLowerCase();this.parentNode.querySelectorAll('section').forEach(function(s){var n=0;"
+              "s.querySelectorAll('a').forEach(function(a){var m=a.dataset.name.indexOf(q)>=0;a.style.display=m?'':'none';if(m)n++;});"
+              "s.style.display=n?'':'none';});")
+    return (f'<details class="studies"><summary>studies ({count})</summary><div class="menu">'
+            f'<input type="search" placeholder="filter studies" aria-label="filter studies" oninput="{html.escape(script)}">'
+            f'{"".join(parts)}</div></details>')
 
 
 def _script_json(obj: Any) -> str:

@@ -36,6 +36,7 @@ from __future__ import annotations
 import math
 import os
 import threading
+import warnings
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -591,6 +592,9 @@ def run(
     if exists and not resume:
         raise DseError(f"study {study_name} already exists in {where}; pass --resume (or --join to add workers)")
     study = optuna.create_study(study_name=study_name, storage=storage, directions=directions, load_if_exists=True)
+    with warnings.catch_warnings():  # experimental since Optuna 3.2, stable in use
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        study.set_metric_names(list(space.objectives))  # optuna-dashboard labels the objectives by name
     stale = _settle(study, live, where) if exists else 0
     study.set_user_attr(TARGET_ATTR, int(trials))
     if fingerprint is not None:

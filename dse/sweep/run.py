@@ -602,6 +602,7 @@ class _NullBar:
 
 class _RichBar:
     def __init__(self, total: int, label: str) -> None:
+        from rich.console import Console
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
@@ -619,6 +620,7 @@ class _RichBar:
             TimeElapsedColumn(),
             TimeRemainingColumn(),
             transient=False,
+            console=Console(stderr=True),  # stdout carries only results
         )
         self.task = self.progress.add_task(label, total=total)
 

@@ -55,6 +55,8 @@ PCIE_GENS = (2, 3, 4, 5, 6)
 #: 32 GT/s (CXL 3.0 §6.2.3).
 CXL_MIN_GEN = 5
 CXL_FLITS = ("68B", "256B")
+#: How interconnect traffic is counted (``traffic_count``).
+TRAFFIC_COUNTS = ("payload", "tlp")
 #: Infeasible points (``run_full``'s reasons).
 CXL_NEEDS_GEN5 = "CXL.mem needs the PCIe 5.0 PHY or later (pcie_gen < 5)"
 
@@ -117,6 +119,10 @@ class BandSlim(Model):
         Param("host_stack", "kernel_irq", "kvssd.md §5: db_bench issues NVMe passthrough ioctls through the kernel driver",
               choices=link.NVME_STACKS[:3]),
         Param("completion", "interrupt", "link block default for the kernel passthrough path", choices=link.NVME_COMPLETION_MODES),
+        Param("traffic_count", "payload",
+              "kvssd.md §1: traffic as Intel PCM reports it (payload bytes); 'tlp' adds PCIe TLP headers, DLL and framing (§7 ambiguity 7)",
+              choices=TRAFFIC_COUNTS,
+              doc="payload: NVMe/PRP payload bytes (the article's counters); tlp: wire bytes with TLP header, sequence/LCRC and framing per TLP"),
         Param("cxl_flit", "68B", "kvssd.md §3: BandSlim uses the default 68-byte flit mode (~L2549)", choices=CXL_FLITS),
         Param("cxl_store", "clflush", "kvssd.md §2: values written with CXL.mem stores and clflush", choices=tuple(CXL_TRIPS_PER_LINE)),
         Param("cxl_ctrl_ns", 40.0, "cxl-expander pilot: ASIC controller 'tens of ns' (CXL-GPU digest); assumption 40 ns",
@@ -157,6 +163,10 @@ class BandSlim(Model):
         Metric("host_cpu_per_put_us", "min", "host CPU time per PUT (NVMe stack per command, CXL flush stalls)"),
         Metric("device_usd", "min", "SSD bill of materials (NAND, controller, DRAM, board; CXL premium)"),
         Metric("cost_per_kiops_usd", "min", "device cost per thousand PUT/s"),
+        Metric("cmd_traffic_b", None, "interconnect bytes of one NVMe command round (SQE fetch, CQE, two doorbells), as traffic_count counts them"),
+        Metric("page_dma_ns", None, "one 4 KiB PRP page: DMA round trip + transfer at the device's DMA rate"),
+        Metric("cxl_line_ns", None, "one 64 B CXL.mem line stored and flushed (read-for-ownership + clflush write-back; cxl_store)"),
+        Metric("page_dma_over_line_x", None, "page_dma_ns / cxl_line_ns: CXL lines one PRP page DMA buys (sets the CXL/PRP threshold)"),
         Metric("op_latency_us", "min", "mean PUT latency at queue_depth (Little: queue_depth / work_per_s; QD1: put_latency_us)"),
     )
 
@@ -235,16 +245,19 @@ class BandSlim(Model):
         latency_ns = fine_ns + prp_fixed_ns * one_p + page_ns * pages_p + dma_rt_ns * list_p
         baseline_ns = prp_fixed_ns * (one_f + one_p) + page_ns * (pages_f + pages_p) + dma_rt_ns * (list_f + list_p)
 
-        # --- traffic: the same split
+        # --- traffic: the same split; per command, per page and per PRP entry as traffic_count counts them
+        tlp = np.broadcast_to(p.is_("traffic_count", "tlp"), (n,))
+        wire = transfer_wire_b(gen_i)
+        cmd_b = np.where(tlp, wire["cmd"], CMD_TRAFFIC_B)
+        page_b = np.where(tlp, wire["page"], transfer.PAGE_B)
+        entry_b = np.where(tlp, wire["prp_entry"], transfer.PRP_ENTRY_B)
         cxl_flit_b = np.where(
             flit256, transfer.FLIT256_B * f256_f,
             transfer.FLIT68_B * (lines_f + p.header_flits * one_f),
         )
-        fine_b = np.where(fine_cxl, CMD_TRAFFIC_B * one_f + cxl_flit_b, CMD_TRAFFIC_B * ncmd_f)
-        traffic_b = fine_b + CMD_TRAFFIC_B * one_p + transfer.PAGE_B * pages_p + transfer.PRP_ENTRY_B * ent_p
-        baseline_b = (
-            CMD_TRAFFIC_B * (one_f + one_p) + transfer.PAGE_B * (pages_f + pages_p) + transfer.PRP_ENTRY_B * (ent_f + ent_p)
-        )
+        fine_b = np.where(fine_cxl, cmd_b * one_f + cxl_flit_b, cmd_b * ncmd_f)
+        traffic_b = fine_b + cmd_b * one_p + page_b * pages_p + entry_b * ent_p
+        baseline_b = cmd_b * (one_f + one_p) + page_b * (pages_f + pages_p) + entry_b * (ent_f + ent_p)
         value_mean_b = val_f + val_p
         cmds = np.where(fine_cxl, one_f, ncmd_f) + one_p
         lines_cpu = np.where(fine_cxl, lines_f, 0.0)
@@ -296,6 +309,10 @@ class BandSlim(Model):
             "cost_per_kiops_usd": device_usd / kops,
             "work_per_s": work,
             "op_latency_us": p.queue_depth / work * US_PER_S,
+            "cmd_traffic_b": cmd_b * np.ones(n),
+            "page_dma_ns": page_total_ns * np.ones(n),
+            "cxl_line_ns": line_ns * ok,
+            "page_dma_over_line_x": page_total_ns / line_ns * ok,
             "capex_usd": host["capex_usd"] + device_usd,
             "power_w": host["power_w"] + p.ssd_power_w,
         }
@@ -308,6 +325,35 @@ _CTRL_USD = component_price("ssd_controller_enterprise").value
 _OTHER_USD = component_price("ssd_other").value
 _DRAM_USD_PER_GIB = component_price("dram_ddr4").value
 _CXL_PREMIUM = component_price("cxl_premium_frac").value
+
+
+def tlp_overhead_b(gen: np.ndarray) -> np.ndarray:
+    """Wire bytes a PCIe TLP adds to its payload (link block constants): the 16 B header,
+    6 B sequence number + LCRC and the framing symbols before flit mode; in flit mode (6.0+)
+    the header plus its share of the flit's 20 B of DLP/CRC/FEC per 236 B of TLP space."""
+    g = link.gen_code(gen)
+    flit = link.GEN_FLIT_MODE[g]
+    hdr = link.PCIE_TLP_HEADER_B
+    return np.where(flit, hdr * link.PCIE_FLIT_B / link.PCIE_FLIT_TLP_B, hdr + link.PCIE_DLL_B + link.PCIE_FRAMING_B[g])
+
+
+def transfer_wire_b(gen: np.ndarray) -> dict[str, np.ndarray]:
+    """Wire bytes (TLP framing counted) of what a PUT moves, per PCIe generation (kvssd.md §7
+    ambiguity 7 suggests ~24 B per transaction; here from the PCIe spec sizes of the link block):
+
+    * ``cmd``: SQE fetch (a read request TLP and its 64 B completion), the 16 B CQE write and
+      two 4 B doorbell writes: five TLPs around 88 B of payload;
+    * ``page``: a 4 KiB PRP page, DMA-read as read requests and completions of at most
+      ``link.PCIE_MPS_B`` bytes each;
+    * ``prp_entry``: one 8 B PRP list entry, its share of 256 B completions and requests."""
+    ovh = tlp_overhead_b(gen)
+    mps = link.PCIE_MPS_B
+    tlps_per_page = np.ceil(transfer.PAGE_B / mps)
+    return {
+        "cmd": CMD_TRAFFIC_B + 5.0 * ovh,
+        "page": transfer.PAGE_B + 2.0 * tlps_per_page * ovh,
+        "prp_entry": transfer.PRP_ENTRY_B * (1.0 + 2.0 * ovh / mps),
+    }
 
 
 @per_calibration

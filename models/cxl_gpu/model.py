@@ -22,7 +22,11 @@ stores.  Time per (warp) instruction of a kernel, all variants normalized to GPU
   fewer misses than the queue holds: scattered misses ``miss_concurrency`` at a time,
   a stream's misses (one page, one die) ``seq_miss_concurrency`` (both fitted).
 * Internal-DRAM hit rate by access pattern and SR policy, SR size by DevLoad (M6,
-  ``speculative.py``).
+  ``speculative.py``).  A Rand (graph) access's address comes from loaded data, so the SR
+  sees only ``min(queue, pointer_chains)`` requests ahead of it (``sr_lookahead_req``).
+* The GPU-DRAM ideal keeps its 32-entry local queue of requests in flight; a CXL design
+  with more root ports or deeper queues keeps more (``mlp_vs_ideal_x``) and may run faster
+  than the ideal -- the only way a design beats it.
 * Stores (M7): posted; they drain at ``store_ns`` each (fitted) in parallel with the
   loads, so the two join in a smooth roofline (the 4-norm).  On erase media a GC pause
   blocks the endpoint's writes; the GPU runs on until the 32-entry memory queue holds
@@ -164,6 +168,11 @@ class CxlGpu(Model):
         Param("idram_gib", speculative.IDRAM_REF_GIB, "digest ambiguity 7: 1.5 GB internal DRAM (sibling article, 983 ZET)",
               bounds=(0.25, 16.0), doc="internal DRAM cache of an SSD endpoint"),
         Param("queue_entries", 32, "paper: SR and memory queues of 32 entries per root port (003:L138)", bounds=(8, 128), integer=True),
+        Param("pointer_chains", paths.GPU_MAX_OUTSTANDING,
+              "assumption: a graph kernel walks one vertex per warp; Vortex's 8 cores x 8 warps keep up to 64 independent "
+              "chains in flight (paths.GPU_MAX_OUTSTANDING), range 1-64", bounds=(1, 256), integer=True,
+              doc="independent pointer chains the GPU walks at once on Rand (graph, data-dependent) accesses; "
+                  "below the queue depth they cut how far ahead a speculative read sees (sr_lookahead_req)"),
         Param("sr_gran_max_b", 1024, "paper: DevLoad adjusts the SR size from 256 B to 1024 B (003:L152)", choices=(256, 512, 768, 1024)),
         Param("sr_window", True, "paper: CXL-SR adds the address window (003:L156-162)", choices=(True, False)),
         Param("devload", True, "paper: SR size follows DevLoad (003:L148-154); off = always the largest size", choices=(True, False)),
@@ -207,6 +216,14 @@ class CxlGpu(Model):
                nan_means="designs without a CXL SSD endpoint"),
         Metric("sr_gran_b", None, "speculative-read size in force (DevLoad average; NaN without SR)",
                nan_means="designs without speculative reads to an SSD endpoint"),
+        Metric("sr_lookahead_req", None,
+               "requests a speculative read sees ahead of its demand, access-weighted: the queue depth for computed "
+               "(Seq, Around) addresses, min(queue, pointer_chains) for data-dependent Rand ones (NaN without SR)",
+               nan_means="designs without speculative reads to an SSD endpoint"),
+        Metric("mlp_vs_ideal_x", None,
+               "off-chip requests the design keeps in flight over the GPU-DRAM ideal's (root ports x queue entries, at "
+               "most the GPU's 64, over the local controller's 32); above 1 the design adds latency-bound bandwidth the "
+               "ideal lacks and can run faster than it (slowdown_x < 1)"),
         Metric("gc_stall_frac", "min", "share of the run the GPU stalls on GC pauses of the endpoints (NaN without CXL)",
                nan_means=NO_CXL),
         Metric("backend_util_frac", "min", "utilization of the endpoints' media (NaN without CXL)", nan_means=NO_CXL),
@@ -276,13 +293,17 @@ class CxlGpu(Model):
         backend_gbps = np.where(ssd, n_ep * paths.FILL_B / np.maximum(media["fill_ns"][med], 1e-9),
                                 n_ep * media["dram_ep_bw_gbps"])
 
+        # a data-dependent (Rand) address enters the SR queue only when its chain's previous
+        # load returns: the SR sees min(queue, chains) requests ahead (speculative.sr_lookahead_req)
+        rand_queue = speculative.sr_lookahead_req(p.queue_entries, p.pointer_chains)
+
         def ssd_hits(gran: np.ndarray, rows: np.ndarray | None = None) -> dict[str, np.ndarray]:
             """Hit rates at SR size ``gran`` of the points in ``rows`` (all when None)."""
-            cols = [policy, *pat, window, miss_ns, p.queue_entries, p.idram_gib]
+            cols = [policy, *pat, window, miss_ns, p.queue_entries, p.idram_gib, rand_queue]
             if rows is not None:
                 cols = [np.broadcast_to(c, (p.n,))[rows] for c in cols]
-            pol, seq, around, rand, win, miss, queue, cache = cols
-            return speculative.hit_rates(pol, (seq, around, rand), gran, win, miss, queue, cache)
+            pol, seq, around, rand, win, miss, queue, cache, rq = cols
+            return speculative.hit_rates(pol, (seq, around, rand), gran, win, miss, queue, cache, rand_queue=rq)
 
         # an SSD endpoint serves only ``miss_concurrency`` flash misses at a time (fitted)
         miss_overlap = np.minimum(mlp_cxl, ssd_k["miss_concurrency"] * n_ep)
@@ -392,6 +413,8 @@ class CxlGpu(Model):
         fault_lat = nonres * CACHELINE_B / page_b * uvm_k["faults_per_page"] * np.where(is_gds, fault_ns + gds_io, fault_ns)
         load_lat = np.where(is_gpu, t_loc, np.where(is_uvm | is_gds, t_loc + fault_lat, f_loc * t_loc + far * ep_lat))
         cxl_nan = np.where(is_cxl, 1.0, np.nan)
+        sr_nan = np.where(is_cxl & ssd & (policy >= 1), 1.0, np.nan)
+        lookahead = (pat[0] + pat[1]) * p.queue_entries + pat[2] * rand_queue
 
         # ---- gpu-kernel boundary: a run is one pass over the footprint, footprint / 64 B
         # off-chip accesses; gpu_dram holds it in HBM on as many GPUs as that takes (the kernel
@@ -413,6 +436,8 @@ class CxlGpu(Model):
             "cxl_round_trip_ns": cxl_rt * cxl_nan,
             "idram_hit_frac": np.where(ssd & is_cxl, hit, np.nan) * nan,
             "sr_gran_b": np.where(is_cxl & ssd & (policy >= 1), np.where(policy >= 2, gran, speculative.NAIVE_GRAN_B), np.nan) * nan,
+            "sr_lookahead_req": lookahead * sr_nan * nan,
+            "mlp_vs_ideal_x": np.where(is_cxl, mlp_cxl / mlp_loc, 1.0) * nan,
             "gc_stall_frac": np.where(ssd, gc_ns / time_ns, 0.0) * cxl_nan * nan,
             "backend_util_frac": media_b / time_ns / backend_gbps * cxl_nan * nan,
             "link_util_frac": link_b / time_ns / link_gbps * cxl_nan * nan,

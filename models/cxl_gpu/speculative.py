@@ -64,13 +64,31 @@ def _pattern_constants() -> dict[str, np.ndarray]:
 
 
 
+def sr_lookahead_req(queue: np.ndarray, chains: np.ndarray) -> np.ndarray:
+    """Requests an SR reader sees ahead of a demand whose address comes from loaded data
+    (pointer chasing: graph kernels, BFS).  The lead of a ``MemSpecRd`` over its demand is
+    the demand's wait behind the queue (digest M6: ``L ~ W_q``, up to 32 entries, 003:L138).
+    A computed address (Seq, Around) can enter the SR queue as soon as the warp issues it,
+    so the queue runs full; a data-dependent one is known only when the load before it in
+    its chain returns, so at most one request per independent chain is queued and the SR
+    sees ``min(queue, chains)`` requests ahead.  With one chain the SR goes out with its
+    demand and hides nothing; with as many chains as queue entries it sees as far as for a
+    stream.  (The address window, [a - g, a + g], looks around the *current* address; for a
+    chase the next address is wherever the pointer goes, which ``fwd_rand`` covers.)"""
+    return np.minimum(np.asarray(queue, np.float64), np.maximum(np.asarray(chains, np.float64), 1.0))
+
+
 def hit_rates(
     policy: np.ndarray, weights: tuple[np.ndarray, ...], gran_b: np.ndarray, window: np.ndarray,
     miss_ns: np.ndarray, queue: np.ndarray, idram_gib: np.ndarray, consts: dict[str, np.ndarray] | None = None,
+    rand_queue: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """Internal-DRAM hit rate of a workload (pattern shares ``weights`` = (seq, around, rand))
     under SR ``policy`` (codes into :data:`POLICIES`), SR size ``gran_b``, address window on
     or off, flash read ``miss_ns`` and memory-queue depth ``queue``.
+
+    ``rand_queue`` (default ``queue``): the requests an SR sees ahead of a Rand (graph,
+    data-dependent) access, :func:`sr_lookahead_req`; the Rand lead scales with it.
 
     Returns ``hit`` (0..1), ``miss_seq`` (the part of the misses that belong to Seq
     streams), ``sr_b`` (speculative-read bytes the backend reads per access)
@@ -86,6 +104,7 @@ def hit_rates(
     # SR bytes never used pollute the cache in proportion to their size and share
     pollute = CAL["sr"]["pollution"] * span * g / (SR_GRAN_MAX_B * cap)
     lead_scale = queue / (QUEUE_REF * np.maximum(miss_ns, 1e-9))
+    lead_scale_rand = lead_scale if rand_queue is None else rand_queue / (QUEUE_REF * np.maximum(miss_ns, 1e-9))
     hit = 0.0
     sr_b = 0.0
     waste_b = 0.0
@@ -97,7 +116,7 @@ def hit_rates(
         # Rand hits by re-reference, in proportion to the cache size (working-set model)
         h0 = np.minimum(1.0, k["sigma"][j] * cap) if j == 2 else k["sigma"][j] * inflight
         h0 = h0 * np.clip(1.0 - pollute * waste_share, 0.0, 1.0)
-        tau = has_sr * (1.0 - np.exp(-k["lead_ns"][j] * lead_scale))
+        tau = has_sr * (1.0 - np.exp(-k["lead_ns"][j] * (lead_scale_rand if j == 2 else lead_scale)))
         miss = (1.0 - h0) * (1.0 - tau) * (1.0 - fwd) * (1.0 - bwd)
         hit = hit + w * (1.0 - miss)
         if j == 0:

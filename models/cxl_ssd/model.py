@@ -184,8 +184,8 @@ PCIE_BAR_NS = 2931.0
 PCIE_REGION_FRAC = 0.01308
 #: SSD-internal DRAM as a share of the flash capacity (digest ambiguity 3 suggests about 0.1%,
 #: 1 GB per TB; the article states none): the 8 high-miss workloads run 9.6x faster on CXL-SSD
-#: than on PCIe-SSD (F L196; calibration.py).
-SSD_DRAM_FRAC = 0.001373
+#: than on PCIe-SSD (F L196; calibration.py), refitted with posted BAR writes (store_path).
+SSD_DRAM_FRAC = 0.001563
 #: A BF-tagged miss served from SSD DRAM: STREAM at one thread, CXL-ASSD 14.6x CXL-SSD (F L220).
 BF_HIT_FRAC = 0.9639
 
@@ -213,6 +213,42 @@ def _g(coverage: np.ndarray) -> np.ndarray:
     return np.interp(coverage, _COV_GRID, _SHARE_GRID)
 
 
+#: gem5 host's load/store queue (Table 1a: 64-entry LSQ): the window in which independent
+#: load misses can overlap (``miss_overlap="lsq"``).
+LSQ_ENTRIES = 64
+
+
+def pcie_spec_time_ns(cpi_ns, a_rd, a_wr, rd_ns, wr_rt_ns, wr_issue_ns, wr_service_ns, posted):
+    """Time per instruction on the uncacheable PCIe BAR (F L190-192, digest §2 items 1-2).
+
+    Loads are non-posted reads: the core waits the whole round trip for each.  Stores:
+
+    * ``posted`` (PCIe: a memory write is a posted transaction, no completion): the core
+      hands the write to the root port (``wr_issue_ns``) and goes on; the SSD firmware
+      drains the writes one at a time (``wr_service_ns`` each: its handling and the SSD-DRAM
+      write) while the core computes, and the next load waits behind any writes not yet
+      drained (PCIe ordering: a read does not pass a posted write).  Per instruction that is
+      ``a_rd x rd + max(compute + a_wr x issue, a_wr x service)``: stores cost the firmware's
+      write throughput, not a round trip each;
+    * otherwise (``blocking``, the model's earlier reading) every store waits its round trip
+      ``wr_rt_ns`` as a load does.
+    """
+    blocking = cpi_ns + a_rd * rd_ns + a_wr * wr_rt_ns
+    posted_t = a_rd * rd_ns + np.maximum(cpi_ns + a_wr * wr_issue_ns, a_wr * wr_service_ns)
+    return np.where(posted, posted_t, blocking)
+
+
+def lsq_mlp(load_miss_per_instr, mem_ops_per_instr, overlap):
+    """Memory-level parallelism of a cacheable design's load misses as the workload's miss
+    intensity sets it (digest §2 item 1: MLP bounded by the 16 L1D MSHRs and the 64-entry LSQ,
+    Table 1a).  With ``overlap`` ("lsq") a miss overlaps the other load misses among the
+    LSQ's 64 memory operations: ``1 + 64 x (load misses per memory op)``, capped at the
+    MSHRs; a high-MPKI workload hides more of each miss than a low-MPKI one.  Otherwise
+    (``serial``) 1: every miss is serialized."""
+    window = 1.0 + LSQ_ENTRIES * load_miss_per_instr / np.maximum(mem_ops_per_instr, 1e-12)
+    return np.where(overlap, np.minimum(window, float(L1D_MSHRS)), 1.0)
+
+
 class CxlSsd(Model):
     name = "cxl-ssd"
     version = "2"
@@ -237,6 +273,17 @@ class CxlSsd(Model):
               bounds=(0.25, 4.0)),
         Param("mlp", 1.0, "assumption: misses to the expander are serialized (the prototype anchors are per-access latencies)",
               bounds=(1.0, 16.0), doc="load misses overlapped per stall (MSHR bound 16, Table 1a)"),
+        Param("store_path", "posted", "PCIe: memory writes are posted transactions (no completion), reads are not; "
+              "F L192: store-intensive workloads suffer less on PCIe-SSD, stores absorbed by SSD-DRAM buffering",
+              choices=("posted", "blocking"),
+              doc="posted: a BAR store costs the firmware's write throughput, loads wait behind undrained writes; "
+                  "blocking: every BAR store waits a round trip (earlier reading); cacheable designs also write "
+                  "back their dirty lines over the port under posted"),
+        Param("miss_overlap", "serial", "assumption kept from the fitted runs: expander misses serialized (the prototype "
+              "anchors are per-access latencies); lsq = the Table 1a 64-entry LSQ window", choices=("serial", "lsq"),
+              doc="serial: MLP = mlp; lsq: MLP = mlp x (1 + 64 x load misses per memory op), capped at 16 MSHRs"),
+        Param("mpki_scale", 1.0, "Table 1b LLC MPKI as printed; assumption: a sweep of the miss intensity, range 0.1-10",
+              bounds=(0.01, 100.0), doc="multiplier on the workload's LLC misses (Table 1b workloads)"),
         Param("stream_mlp", float(L1D_MSHRS), "Table 1a: 16 L1D MSHRs, all busy on STREAM's independent line loads",
               bounds=(1.0, 64.0)),
         Param("host_dram_ns", HOST_DDR_NS, "dram block: tRP=tRCD=tCAS=12.5 ns DDR (Table 1a), random-line idle latency",
@@ -305,7 +352,7 @@ class CxlSsd(Model):
             # apex / stream rows take ``pad`` (unused by them)
             return p.pick("workload", dict(zip(WORKLOADS, tuple(arr) + (pad, pad))))
 
-        m = col(wl.MPKI) / 1000.0  # LLC misses per instruction
+        m = col(wl.MPKI) / 1000.0 * p.mpki_scale  # LLC misses per instruction
         ld, st = col(wl.LOAD_FRAC), col(wl.STORE_FRAC)
         q = np.where(is_stream, STREAM_READ_FRAC, np.where(ld + st > 0, ld / np.maximum(ld + st, 1e-12), 1.0))
         alpha = col(wl.ALPHA, 0.5)
@@ -344,6 +391,13 @@ class CxlSsd(Model):
         # PCIe BAR: every read from flash via firmware; stores land in the write buffer
         pcie_rd_ns = p.pcie_bar_ns + ssd_dram_ns + miss_ns
         pcie_wr_ns = p.pcie_bar_ns + ssd_dram_ns
+        # a posted BAR write: the core hands it to the root port (one way of the link round
+        # trip); the firmware's share of the BAR time plus the SSD-DRAM write occupies the device
+        pcie_link_rt = memssd.cxl_path_ns(gen, p.lanes, flit, p.switch_hops, p.hop_latency_ns)
+        posted = p.is_("store_path", "posted")
+        pcie_wr_issue_ns = 0.5 * pcie_link_rt
+        pcie_wr_service_ns = np.maximum(p.pcie_bar_ns - pcie_link_rt, 0.0) + ssd_dram_ns
+        mlp_eff = p.mlp * lsq_mlp(m * q, ld + st, p.is_("miss_overlap", "lsq"))
 
         far_ns = np.select(
             [d["dram"], d["cxl_dram"], d["pcie_ssd"]], [p.host_dram_ns, cxl_dram_far_ns, pcie_rd_ns], cxl_far_ns
@@ -378,8 +432,9 @@ class CxlSsd(Model):
             """(time per 1000 ops in ns, STREAM GB/s) with ``extra_ns`` added to each device access."""
             read_ns = np.where(cacheable, L2_HIT_NS + far_ns, pcie_rd_ns) + extra_ns
             # SPEC (§2 item 2): cacheable designs stall on load misses; the BAR on every access
-            t_cache = memssd.stall_time_ns(p.cpi_core, FREQ_GHZ, m * q, read_ns, p.mlp)
-            t_pcie = p.cpi_core / FREQ_GHZ + a_pcie * (q * read_ns + (1.0 - q) * (pcie_wr_ns + extra_ns))
+            t_cache = memssd.stall_time_ns(p.cpi_core, FREQ_GHZ, m * q, read_ns, mlp_eff)
+            t_pcie = pcie_spec_time_ns(p.cpi_core / FREQ_GHZ, a_pcie * q, a_pcie * (1.0 - q), read_ns,
+                                       pcie_wr_ns + extra_ns, pcie_wr_issue_ns, pcie_wr_service_ns + extra_ns, posted)
             t_spec = np.where(cacheable, t_cache, t_pcie)
             # Apex-Map: mean access time, host caches included
             t_apex = np.where(cacheable, L1_HIT_NS + (1.0 - h1) * L2_HIT_NS + (1.0 - h2) * (read_ns - L2_HIT_NS), read_ns)
@@ -390,7 +445,10 @@ class CxlSsd(Model):
 
         # first pass unloaded; then the device port as an M/M/1 station at the offered load
         t0, gbps0, _ = times(0.0)
-        offered_gbps = np.where(is_stream, gbps0, CORES * acc_per_op * CACHELINE_B / (t0 / 1000.0))
+        # a cacheable design's store misses come back as dirty-line write-backs (write-allocate
+        # caches): one 64 B write per store miss crosses the port besides the misses' reads
+        wb_per_op = np.where(cacheable & posted & ~(is_apex | is_stream), m * (1.0 - q), 0.0)
+        offered_gbps = np.where(is_stream, gbps0, CORES * (acc_per_op + wb_per_op) * CACHELINE_B / (t0 / 1000.0))
         port_gbps = link_gbps * p.mld_count  # the whole port, shared by mld_count hosts
         util = offered_gbps * np.where(is_stream, 1.0, p.mld_count) / port_gbps
         service_ns = CACHELINE_B / port_gbps
@@ -400,7 +458,7 @@ class CxlSsd(Model):
         offered_gbps = np.where(is_stream, stream_gbps, offered_gbps)
 
         # the dram design on the same workload, for the slowdown
-        t_dram_spec = memssd.stall_time_ns(p.cpi_core, FREQ_GHZ, m * q, dram_read_ns, p.mlp)
+        t_dram_spec = memssd.stall_time_ns(p.cpi_core, FREQ_GHZ, m * q, dram_read_ns, mlp_eff)
         t_dram_apex = L1_HIT_NS + (1.0 - h1) * L2_HIT_NS + (1.0 - h2) * p.host_dram_ns
         dram_gbps = np.minimum(p.threads * p.stream_mlp * CACHELINE_B / dram_read_ns / rf, ddr_gbps)
         time_kop_dram = np.select(

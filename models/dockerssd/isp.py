@@ -119,6 +119,16 @@ def etheron_frame_us(gen: str = "pcie3") -> float:
 
 
 _FRAME_US = {g: etheron_frame_us(g) for g in HOST_LINKS}
+
+
+def etheron_host_us(gen: str = "pcie3") -> float:
+    """Host-core part of one Ether-oN frame (digest M2: the host driver rings the doorbell of a
+    transmit-frame command and takes the interrupt of a receive-frame completion; link block)."""
+    parts = link.nvme_command_breakdown(ETHERON_FRAME_B, gen, HOST_LANES, stack="none")
+    return float(parts["doorbell"] + parts["completion"]) / NS_PER_US
+
+
+_FRAME_HOST_US = {g: etheron_host_us(g) for g in HOST_LINKS}
 _FLASH_PJ = hw.flash_read_pj_per_bit()
 
 
@@ -129,6 +139,43 @@ def _reference_bandwidths() -> tuple[np.ndarray, np.ndarray]:
     avg_b = WL["io_gb"] * GB / WL["io_count"]
     fl = hw.flash_bw_gbps(hw.flash_arrays(), avg_b, WL["read_frac"], WL["sequential"] > 0.5)
     return fl, link.pcie_dma_bw_gbps(REF_HOST_LINK, HOST_LANES, avg_b)
+
+
+def pisp_rpc_s(p: Batch | Any, n_sys: Any, n_pkt: Any, msg_s: Any) -> tuple[np.ndarray, np.ndarray]:
+    """P.ISP-R's RPC messages (s), as (kernel-ctx part, network part).  Willow-style
+    programmable ISP remotes every OS service to the host by RPC (digest M1: "T_network =
+    N_tcp_pkts*c_pkt plus RPC round trips for P.ISP-R"; L1021: P.ISP-V "avoids the RPC and
+    network responses"), one host-stack message each.  ``pisp_rpc = packets``: the
+    message of a remoted syscall is the transport of its kernel-ctx service and is booked there;
+    only a networked workload's packets, which the device has no stack to send, are relayed as
+    RPC messages in the network term -- so workloads without packets pay no network time.
+    ``syscalls`` (default): every remoted syscall's message in the network term, as L1021 ties
+    P.ISP-R's network cost to its RPCs (packet-free workloads pay it too)."""
+    old = p.is_("pisp_rpc", "syscalls")
+    return np.where(old, 0.0, n_sys * msg_s), np.where(old, n_sys * msg_s, n_pkt * msg_s)
+
+
+def cpu_split(t: dict[str, np.ndarray], design: Any) -> dict[str, np.ndarray]:
+    """Where a run's processor time goes, per workload and design (digest section 6: host CPU
+    offload as an objective; L911: ISP "reduces host-side computation overhead").
+
+    ``host_cpu_s``: seconds the host's cores work for the run -- everything but the SSD's
+    firmware and the flash/link transfer for ``host``; for P.ISP the host kernel's service of
+    every remoted syscall (kernel-ctx: heavy for read-heavy key-value stores, whose gets are
+    syscalls), the LBA-list handshakes and the host-stack TCP/RPC work of networked workloads;
+    for the D-* designs only the Ether-oN driver's doorbell and interrupt per frame
+    (``etheron_host_us``): their containers, OS work and network stack run on the SSD.
+    ``dev_cpu_s``: the rest of the run's software time, on the SSD's cores.  Transfer time
+    (flash and link) is neither."""
+    d = {k: np.asarray(design) == i for i, k in enumerate(DESIGNS)}
+    pisp = d["pisp_r"] | d["pisp_v"]
+    xfer = t["xfer_s"]
+    host_cpu = np.select([d["host"], pisp],
+                         [t["network_s"] + t["system_s"] + t["compute_s"] + t["storage_s"] - xfer - t["fw_s"],
+                          t["kernel_ctx_s"] + t["lba_set_s"] + t["network_s"]], t["frame_host_s"])
+    total = t["network_s"] + t["kernel_ctx_s"] + t["lba_set_s"] + t["storage_s"] + t["system_s"] + t["compute_s"]
+    dev_cpu = total - xfer - host_cpu
+    return {"host_cpu_s": host_cpu, "dev_cpu_s": dev_cpu}
 
 
 def isp_terms(p: Batch | Any, design: Any) -> dict[str, np.ndarray]:
@@ -194,7 +241,7 @@ def isp_terms(p: Batch | Any, design: Any) -> dict[str, np.ndarray]:
         n_walk * PATHWALK_US + n_open * FILE_OPEN_US) * us
     vfw_tcp = n_pkt * frame_s + d_scale * VFW_SERVICE_FRAC * tcp
     ctx = n_sys * p.kernel_ctx_us * us
-    rpc = h_scale * k * n_sys * TCP_PACKET_US * us  # one host-stack message per remoted call
+    rpc_ctx, rpc = pisp_rpc_s(p, n_sys, n_pkt, h_scale * k * TCP_PACKET_US * us)
     lba = n_open * p.lba_set_us * us
     naive_copy = io_b / (p.naive_copy_gbps * GB)
 
@@ -203,16 +250,20 @@ def isp_terms(p: Batch | Any, design: Any) -> dict[str, np.ndarray]:
     dlinux = d["d_naive"] | d["d_fullos"]
     network = np.select([d["host"], pisp, dlinux, d["d_virtfw"]],
                         [host_tcp, host_tcp + np.where(d["pisp_r"], rpc, 0.0), dev_tcp, vfw_tcp])
-    kernel_ctx = np.where(pisp, ctx, z)
+    kernel_ctx = np.where(pisp, ctx + np.where(d["pisp_r"], rpc_ctx, 0.0), z)
     lba_set = np.where(pisp, lba, z)
     storage = np.select([d["host"], dlinux],
                         [host_storage, isp_storage + d_scale * block + np.where(d["d_naive"], naive_copy, 0.0)], isp_storage)
     system = np.select([d["host"], dlinux, d["d_virtfw"]], [host_system, dev_linux, vfw_sys], z)
     compute = np.where(d["host"], compute_host, compute_dev)
     host_total = host_tcp + host_storage + host_system + compute_host
+    # transfer time inside the storage term (flash, link, D-Naive's copy): no core works on it
+    xfer = np.where(d["host"], io_b / (np.minimum(flash_gbps, link_gbps) * GB), io_b / (flash_gbps * GB)) + np.where(
+        d["d_naive"], naive_copy, 0.0)
     return {"network_s": network, "kernel_ctx_s": kernel_ctx, "lba_set_s": lba_set, "storage_s": storage,
             "system_s": system, "compute_s": compute, "host_latency_s": host_total, "io_b": io_b,
-            "flash_gbps": flash_gbps, "link_gbps": link_gbps, "io_count": n_io}
+            "flash_gbps": flash_gbps, "link_gbps": link_gbps, "io_count": n_io, "xfer_s": xfer, "fw_s": fw_s,
+            "frame_host_s": n_pkt * p.pick("host_link", _FRAME_HOST_US) * us}
 
 
 class DockerSsdIsp(Model):
@@ -264,6 +315,13 @@ class DockerSsdIsp(Model):
               bounds=(0.0, 10000.0)),
         Param("naive_copy_gbps", 3.711, "fitted (fit.py) to the same attributions: D-Naive's inter-complex copy",
               bounds=(0.05, 1000.0)),
+        Param("pisp_rpc", "syscalls",
+              "digest M1 (L1021): P.ISP-R adds RPC round trips, which P.ISP-V avoids.  syscalls (default): one "
+              "host-stack RPC message per remoted syscall, in the network term; packets: that message booked as the "
+              "transport of the syscall's kernel-ctx service, and the network term only for workloads that send "
+              "packets (one relayed RPC message each).  The default is the reading the article's ratios favour: "
+              "with packets (constants refitted) every ISP headline ratio drops by 10-13% (claims.yaml mot-communicate note)",
+              choices=("packets", "syscalls"), doc="what P.ISP-R's RPC messages carry"),
         Param("compute_floor_frac", 0.05, "assumption: compute is at least 5% of a workload's listed time", bounds=(0.0, 1.0)),
         *knob_params("kv-object"),
         Param("size_from", "workload",
@@ -284,6 +342,9 @@ class DockerSsdIsp(Model):
         Metric("energy_vs_host_x", "min", "energy of the run / the host's energy for the same workload"),
         Metric("device_usd", "min", "bill of materials of the compute that runs the workload (cost block)"),
         Metric("op_latency_us", "min", "run time per storage I/O of the workload (latency_s / I/Os)"),
+        Metric("host_cpu_s", "min", "host core seconds of the run (cpu_split: kernel-ctx, LBA-set, host TCP/RPC for P.ISP)"),
+        Metric("dev_cpu_s", None, "SSD core seconds of the run (firmware, and for ISP designs the program and its OS work)"),
+        Metric("host_offload_frac", "max", "1 - host_cpu_s / the host design's host core seconds for the same workload"),
     )
 
     def evaluate(self, p: Batch) -> dict[str, Any]:
@@ -319,6 +380,9 @@ class DockerSsdIsp(Model):
         idle_host_j = np.where(host, 0.0, hw.HOST_PLATFORM_W * np.maximum(latency - pisp_host_s, 0.0))
         power = (energy + idle_host_j) / latency
 
+        cpu = cpu_split(t, p.design)
+        host_ref_cpu = cpu_split(isp_terms(p, np.zeros_like(np.asarray(p.design))), np.zeros_like(np.asarray(p.design)))
+
         no_pool = np.asarray(p.dev_dram_gb <= FW_POOL_GB)
         ok = np.where(no_pool, np.nan, 1.0)  # the ISP pool must exist
         out = {k: t[k] * ok for k in parts}
@@ -334,5 +398,8 @@ class DockerSsdIsp(Model):
             "op_latency_us": latency / t["io_count"] * US_PER_S * ok,
             "capex_usd": capex,
             "power_w": power * ok,
+            "host_cpu_s": cpu["host_cpu_s"] * ok,
+            "dev_cpu_s": cpu["dev_cpu_s"] * ok,
+            "host_offload_frac": (1.0 - cpu["host_cpu_s"] / host_ref_cpu["host_cpu_s"]) * ok,
         })
         return out

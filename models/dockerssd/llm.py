@@ -99,6 +99,49 @@ def swap_bw_gbps(dev_gbps: Any, fault_us: Any, page_b: float = SWAP_PAGE_B) -> n
     return page_b / (np.asarray(fault_us, dtype=np.float64) / US_PER_S + page_b / dev) / GB
 
 
+#: TP-only layouts (PP = 1): what the search would have without pipeline parallelism.
+TP_ONLY = tuple((t, 1) for t in pool.POW2)
+
+
+def pipeline_gain(m: dict[str, np.ndarray], st: dict[str, np.ndarray], ctx: Any, kv_cache: Any,
+                  **hw_args: Any) -> dict[str, np.ndarray]:
+    """Why pipeline parallelism wins across pool nodes (paper L1072-1082: the parallelism
+    search; digest section 3: megatron-1T's ~2 TB of weights need >= 32 hosts of 64 GB).
+
+    TP divides a layer's weights, KV cache and activations over the nodes of a replica, but
+    only up to the head count (TP must divide it), its KV stops shrinking at the KV-head count
+    (``pool.step``: K/V columns per device >= one head), its h-wide activations are held on every
+    rank and it pays two all-reduces per layer; PP divides whole layers, with no such cap, for
+    the price of the pipeline bubble (``b + PP - 1`` slots) and one message per stage boundary.
+    So where the KV cache, weights and activations of the fastest TP-only layout exceed a
+    node's tiers, only PP makes the pool fit (or keeps a spill off the slow tier).  Returns
+    ``pp_gain_x`` = best TP-only step / best step (1: PP buys nothing; NaN: no TP-only layout
+    fits) and ``tp_only_fits``."""
+    only = pool.step(m, ctx=ctx, kv_cache=kv_cache, pairs=TP_ONLY, **{**hw_args, "relax": False})
+    return {"pp_gain_x": only["step_s"] / st["step_s"], "tp_only_fits": np.isfinite(only["step_s"]).astype(np.float64)}
+
+
+def pool_kv(m: dict[str, np.ndarray], st: dict[str, np.ndarray], *, nodes: Any, batch: Any, ctx: Any, kv_cache: Any,
+            fast_cap_b: Any, slow_cap_b: Any, bytes_per_elem: float) -> dict[str, np.ndarray]:
+    """Pool-level KV cache and idle replicas of the chosen layout (paper L1074: one sequence per
+    node; L1100: the cache grows linearly with batch; digest M6: KV(t) = 2 L n_kv d b t B).
+
+    ``kv_pool_gb``: the cache the whole pool holds, every sequence's context on every layer, K
+    and V, counting the copies TP keeps when it splits beyond the KV heads (``max(kv_heads,
+    TP)``); ``kv_pool_capacity_gb``: what the nodes' tiers leave for it after the layout's
+    weights and activations, summed over the nodes that hold a sequence.  A replica (TP x PP
+    nodes) gets ``ceil(batch / DP)`` sequences; when the batch is smaller than DP, ``DP -
+    batch`` replicas get none and idle (``idle_replica_count``, ``idle_node_frac``): the search
+    still counts their power and cost, it just has no work for them."""
+    tp, pp, dp = st["tp"], st["pp"], st["dp"]
+    per_tok_layer = 2.0 * np.maximum(m["kv_heads"], tp) * m["head_dim"] * bytes_per_elem
+    kv_pool = np.where(np.asarray(kv_cache) > 0.5, batch * ctx * m["layers"] * per_tok_layer, 0.0)
+    busy = np.minimum(dp, batch)
+    left = np.maximum(np.asarray(fast_cap_b) + np.asarray(slow_cap_b) - st["weights_b"] - st["act_b"], 0.0)
+    return {"kv_pool_gb": kv_pool / 1e9, "kv_pool_capacity_gb": busy * tp * pp * left / 1e9,
+            "replica_count": dp, "idle_replica_count": dp - busy, "idle_node_frac": (dp - busy) / dp}
+
+
 #: Infeasible points (``run_full``'s reasons): with enforce_capacity, no TP x PP layout holds
 #: the weights, KV cache and activations in the nodes' DRAM and slow tier.
 NO_LAYOUT_FITS = "no TP x PP layout fits the nodes' memory tiers (weights + KV cache + activations)"
@@ -188,6 +231,14 @@ class DockerSsdLlm(Model):
         # llm-serve family (work_per_s, capex_usd, power_w are added by the engine)
         Metric("ttft_ms", "min", "time to first token: the batch's prefill of the prompt (seq_len - output_tokens tokens)"),
         Metric("llm_params_b", None, "parameters of the LLM shape evaluated, billions"),
+        Metric("pp_gain_x", None, "best TP-only (PP = 1) step / best step: what pipeline parallelism buys (pipeline_gain)",
+               nan_means="no TP-only layout fits the nodes' memory tiers: only pipeline parallelism fits"),
+        Metric("tp_only_fits", None, "1 when some TP-only (PP = 1) layout fits the nodes' tiers, else 0"),
+        Metric("kv_pool_gb", None, "KV cache held by the whole pool (every sequence, layer, K and V; TP copies included)"),
+        Metric("kv_pool_capacity_gb", None, "tier capacity the busy nodes leave for the KV cache after weights and activations"),
+        Metric("replica_count", None, "data-parallel replicas of the chosen layout (= dp_count)"),
+        Metric("idle_replica_count", None, "replicas without a sequence (batch < DP): powered, no work"),
+        Metric("idle_node_frac", None, "share of the pool's nodes in idle replicas"),
     )
     family = "llm-serve"
     workload_map = {"context_tokens": "seq_len"}
@@ -224,6 +275,9 @@ class DockerSsdLlm(Model):
                        relax=p.is_("enforce_capacity", False), bytes_per_elem=BYTES_PER_ELEM)
         st = pool.step(m, ctx=p.seq_len, kv_cache=cache, **hw_args)
         t = st["step_s"]
+        pipe = pipeline_gain(m, st, p.seq_len, cache, **hw_args)
+        kv = pool_kv(m, st, nodes=p.nodes, batch=p.batch, ctx=p.seq_len, kv_cache=cache, fast_cap_b=fast_cap,
+                     slow_cap_b=slow_cap, bytes_per_elem=BYTES_PER_ELEM)
         # prefill (llm-serve): the prompt's tokens all at once, as a step without a KV cache
         # computes its context (writing the cache it leaves is not timed)
         prompt = np.maximum(p.seq_len - p.output_tokens, 1.0)
@@ -280,6 +334,7 @@ class DockerSsdLlm(Model):
             "cost_per_mtoken_usd": usd_per_mtok,
             "ttft_ms": t_pre * MS_PER_S,
             "llm_params_b": llm_params / 1e9,
+            **pipe, **kv,
             "work_per_s": p.batch * p.output_tokens / request_s,
             "capex_usd": capex,
             "power_w": (pre_j + decodes * step_j) / request_s,

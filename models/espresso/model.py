@@ -40,9 +40,9 @@ import numpy as np
 
 from dse.model import Batch, Metric, Model, Param, knob_params
 from dse.units import BITS_PER_BYTE, J_PER_PJ, KIB, NS_PER_US, US_PER_S
-from models.blocks import energy, link, queueing
+from models.blocks import energy, flash, link, queueing
 from models.blocks.cost import component_price
-from models.espresso import bom, data, ssd
+from models.espresso import bom, data, mechanisms as mech, ssd
 from models.espresso.harvest import borrowed_dram_gb_per_tb, harvest_capacity, redirect_frac
 
 #: Metrics that need a borrower (NaN for a JBOF of lenders only).
@@ -69,7 +69,8 @@ HOST_GHZ = 2.1  # paper L211: the DPU's ARM cores
 HOST_DRIVER_KCYCLES_LINK = ssd.HOST_CMD_CPU_US * HOST_GHZ
 #: Energy per processor cycle: the article's 6.45 W SSD processor (L217) over Conv's
 #: 6 cores x 1 GHz.  Assumption: the DPU's cores spend the same per cycle.
-J_PER_CYCLE = 6.45 / (REF_CORES * 1e9)
+PROC_W = 6.45  # paper L217: SSD processor power
+J_PER_CYCLE = PROC_W / (REF_CORES * 1e9)
 UJ_PER_J = 1e6
 #: Bytes of DRAM touched per 4 KiB unit for its mapping entry (one 64 B burst).
 MAP_ACCESS_B = 64.0
@@ -96,6 +97,10 @@ _E_TPROG_UJ = float(energy.flash_op_energy_uj(ssd.TPROG_MEAN_US, energy.FLASH_IC
 #: DRAM on the DPU card, priced with the card (paper L211: 16 GB DDR5-5600; BlueField-3 has 16-32 GB on board).
 DPU_ONBOARD_DRAM_GB = 16.0
 _DDR5_USD_PER_GIB = component_price("dram_ddr5").value
+
+
+#: Fig 3b (L76): a 4 TB (binary) PCIe 4.0 SSD's controller + DRAM (1 GB/TB) are 23.2% of its BOM.
+GEN4_CONTROLLER_USD = mech.gen4_controller_usd(0.232, 4096 * bom.NAND_USD_PER_GB, 4.0 * bom.DRAM_USD_PER_GB, bom.OTHER_USD)
 
 
 def _fit(name: str) -> tuple[float, str]:
@@ -141,6 +146,9 @@ class Espresso(Model):
         Param("jbof_ssds", 12, "paper L209: at most 12 SSDs per DPU", bounds=(2, 24), integer=True),
         Param("lenders", 6, "paper L239/L244: workloads on 6 of 12 SSDs, 6 idle (lenders)", bounds=(0, 23), integer=True),
         Param("lender_util_frac", 0.0, "digest ambiguity 13: lenders idle unless swept (Fig 14 loads them)", bounds=(0.0, 1.0)),
+        Param("lender_qd", 0.0, "digest ambiguity 13: lenders idle by default; Fig 14 (L279) runs them at QD 1-32",
+              bounds=(0.0, 64.0), doc="queue depth of each lender's own 4 KiB sequential writes (Fig 14's lender workload); "
+              "their cycles are not lent (mechanisms.lender_own_load)"),
         Param("capacity_tb", 4.0, "Table 2 L213: 4 TB SSDs for performance (2 TB for the BOM, Fig 13); binary TB", bounds=(0.5, 32.0)),
         # --- SSD compute
         Param("cores_per_ssd", 3, "paper L237: Shrunk/VH/ProcH/Espresso have 3 ARM cores", bounds=(1, 12), integer=True),
@@ -148,6 +156,19 @@ class Espresso(Model):
         Param("conv_cores_per_ssd", 6, "Table 2 L213: 6 cores @ 1 GHz (Conv)", bounds=(1, 16), integer=True),
         Param("conv_dram_gb_per_tb", 1.0, "Table 2 L215: 1 GB DRAM per TB flash (Conv)", bounds=(0.05, 2.0)),
         Param("core_ghz", 1.0, "Table 2 L213: SSD cores at 1 GHz", bounds=(0.2, 4.0)),
+        Param("core_contention_frac", 0.0,
+              "assumption: linear core scaling as in the article's simulator (SimpleSSD's firmware cores are independent "
+              "servers); range 0-0.2 (USL sigma of shared locks / DRAM / command queues)", bounds=(0.0, 0.5),
+              doc="USL contention (sigma) of an SSD's cores: the share of firmware work serialized on shared resources"),
+        Param("core_crosstalk_frac", 0.0,
+              "assumption: no coherence cost between cores, as in the article's simulator; range 0-0.02 (USL kappa)",
+              bounds=(0.0, 0.1), doc="USL crosstalk (kappa) of an SSD's cores: pairwise coherence cost"),
+        Param("controller_gen", 5, "Table 2 L213 / L76: the article's SSDs have PCIe 5.0-class controllers (14/10 GB/s)",
+              choices=mech.CONTROLLER_GENS, doc="SSD controller generation: 5 (the article's) or 4 (PCIe 4.0 x4 rated path, Fig 3b's price)"),
+        Param("gen4_controller_usd", GEN4_CONTROLLER_USD,
+              "paper L76 Fig 3b: controller + DRAM are 23.2% of a 4 TB PCIe 4.0 SSD's BOM; at the article's NAND and DRAM "
+              "prices (L267) that is a $20.9 controller (digest M6)", bounds=(0.0, 500.0),
+              doc="price of a PCIe 4.0 SSD controller (controller_gen 4)"),
         Param("slice_kcycles", *_fit("slice_kcycles"), bounds=(0.05, 50.0),
               doc="firmware cycles (thousands) per 4 KiB unit of a request"),
         Param("cmd_kcycles", *_fit("cmd_kcycles"), bounds=(0.0, 100.0), doc="firmware cycles (thousands) per command"),
@@ -196,6 +217,9 @@ class Espresso(Model):
         Param("dram_usd_per_gb", bom.DRAM_USD_PER_GB, "paper L267: DDR4 $7.2 per GB (cost block dram_ddr4)", bounds=(0.1, 50.0)),
         Param("controller_usd", bom.CONTROLLER_USD, "paper L267: $48 enterprise SSD controller (cost block)", bounds=(0.0, 500.0)),
         Param("other_usd", bom.OTHER_USD, "paper L267: $6 PCB, packaging (cost block)", bounds=(0.0, 100.0)),
+        Param("proc_idle_frac", 0.1,
+              "assumption: a clock-gated idle ARM SSD processor draws ~10% of its active 6.45 W (L217); range 0.05-0.3",
+              bounds=(0.0, 1.0), doc="idle power of an SSD processor as a share of its active power (idle lenders, idle cores)"),
         Param("oc_controller_usd", *_fit("oc_controller_usd"), bounds=(0.0, 200.0),
               doc="flash-only controller of an OC SSD (no FTL cores, no DRAM; the paper gives no price, digest ambiguity 1)"),
         # --- the JBOF around the SSDs (family metrics only; the article prices SSDs alone, digest ambiguity 12)
@@ -240,6 +264,14 @@ class Espresso(Model):
         Metric("ssd_power_w", "min", "borrower SSD power at its throughput (flash idle included)"),
         Metric("lifetime_x", "max", "flash lifetime relative to writing each page once (VH copyback < 1)"),
         Metric("op_latency_us", "min", "mean request latency at the queue depth (= latency_us)"),
+        *(Metric(k, None, v) for k, v in mech.BREAKDOWN.items()),
+        Metric("harvest_gain_cap_frac", None, "most processor harvesting could add at this queue depth (0: queue-depth limited)"),
+        Metric("lender_own_util_frac", None, "a lender's processor utilization by its own workload (lender_qd)"),
+        Metric("lender_slowdown_frac", "min", "loss of a lender's own throughput from lending (its requests wait for cores)"),
+        Metric("coherence_energy_per_io_uj", None, "CXL PHY energy of harvesting's traffic per request (mapping lines, lent DRAM)"),
+        Metric("remote_dram_energy_per_io_uj", None, "energy of DRAM accesses made over CXL per request (lent DRAM, lender's lookups, redo)"),
+        Metric("lender_power_w", "min", "one lender's power: flash idle + its processor's unlent idle share"),
+        Metric("core_scaling_frac", None, "effective cores over cores (USL; 1 = linear)"),
     )
 
     def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
@@ -273,6 +305,14 @@ class Espresso(Model):
         dram = np.where(oc, p.host_dram_gb / (n_ssd * p.capacity_tb), dram)
         core_hz = p.core_ghz * 1e9
         host_hz = p.host_cores * p.host_ghz * 1e9
+        # cores share the SSD's resources: universal scalability law (linear by default)
+        eff_cores = mech.usl_cores(cores, p.core_contention_frac, p.core_crosstalk_frac)
+        eff_lender_cores = mech.usl_cores(p.cores_per_ssd, p.core_contention_frac, p.core_crosstalk_frac)
+        # controller generation: a PCIe 4.0 controller's rated data path and price
+        gen4 = p.controller_gen == 4
+        rated_r = np.where(gen4, np.minimum(p.rated_read_gbps, mech.GEN4_READ_GBPS), p.rated_read_gbps)
+        rated_w = np.where(gen4, np.minimum(p.rated_write_gbps, mech.GEN4_WRITE_GBPS), p.rated_write_gbps)
+        controller_usd = np.where(gen4, p.gen4_controller_usd, p.controller_usd)
 
         # --- mapping cache (M3): local miss ratio; Espresso borrows idle lenders' DRAM (an
         # idle lender needs none of its own; its DRAM is shared evenly among the borrowers)
@@ -309,7 +349,7 @@ class Espresso(Model):
         bw_link = p.link_lanes * ssd.LINK_LANE_PAYLOAD_GBPS * 1e9
         rd_bytes, wr_bytes = rf * rd_b, rf_w * wr_b
         x_link = bw_link / np.maximum(rd_bytes, wr_bytes)
-        x_rated = 1e9 / (rd_bytes / p.rated_read_gbps + wr_bytes / p.rated_write_gbps)
+        x_rated = 1e9 / (rd_bytes / rated_r + wr_bytes / rated_w)
         x_other = np.minimum(x_link, x_rated)
         fa = ssd.flash_arrays(p.channels, p.dies_per_channel, p.channel_mts, miss)
         # writes are log-structured: multi-plane programs whatever the LBA pattern.  The
@@ -319,12 +359,14 @@ class Espresso(Model):
         x_data = np.minimum(x_flash, x_other)
 
         # --- processor: own cores, or own + lent cycles under the L179 split (M2)
-        c_b = cores * core_hz
-        u0 = p.lender_util_frac
+        c_b = eff_cores * core_hz
+        # the lenders' own workload takes cycles they would otherwise lend
+        lender = _lender_load(p, fa, bw_link, eff_lender_cores * core_hz)
+        u0 = np.minimum(p.lender_util_frac + lender["util"], 1.0)
         w_mark = p.busy_watermark_frac
         busy = x_data * c_io > w_mark * c_b  # the borrower would be busy above the watermark
         borrow = harvester & (n_l >= 1) & busy & (u0 < w_mark)
-        c_l = np.where(borrow, lend_ratio * p.cores_per_ssd * core_hz, 0.0)
+        c_l = np.where(borrow, lend_ratio * eff_lender_cores * core_hz, 0.0)
         o, omega = p.remote_overhead_frac, p.wrr_weight_ratio_x
         cap_cycles, p_cap = harvest_capacity(c_b, c_l, u0, o, w_mark)
         x_proc = cap_cycles / c_io
@@ -373,6 +415,11 @@ class Espresso(Model):
         l0_loaded = l0 + p_red * t_redirect
         x = np.minimum(x_sat, qd * US_PER_S / l0_loaded)
         latency = np.maximum(qd / x * US_PER_S, l0_loaded)
+        breakdown = mech.latency_breakdown(t_host, np.broadcast_to(p.fixed_latency_us, l0.shape), t_fw, rf * l_r + wf * l_w,
+                                           t_xfer, t_remote_dram, p_red * t_redirect)
+        # what harvesting could add at this queue depth (unlimited lent cycles; OC has no SSD processor)
+        x_own = np.where(oc, x_host, np.minimum(np.minimum(c_b / c_io, x_host), x_data))
+        gain_cap = np.where(oc, 0.0, mech.harvest_gain_cap_frac(x_own, np.minimum(x_host, x_data), qd * US_PER_S / l0))
 
         # --- open loop at load_frac of saturation: M/M/c at the processor (Sakasegawa),
         # M/D/1 at the data-end bottleneck
@@ -404,7 +451,7 @@ class Espresso(Model):
         premium = np.where(harvester, p.cxl_premium_frac, 0.0)
         ssd_usd, compute_usd = bom.ssd_bom_usd(
             p.capacity_tb, cores, REF_CORES, dram, premium, nand_usd_per_gb=p.nand_usd_per_gb,
-            dram_usd_per_gb=p.dram_usd_per_gb, controller_usd=p.controller_usd, other_usd=p.other_usd,
+            dram_usd_per_gb=p.dram_usd_per_gb, controller_usd=controller_usd, other_usd=p.other_usd,
         )
         oc_usd = bom.oc_bom_usd(p.capacity_tb, p.oc_controller_usd, nand_usd_per_gb=p.nand_usd_per_gb, other_usd=p.other_usd)
         bom_usd = np.where(oc, oc_usd, ssd_usd)
@@ -421,14 +468,21 @@ class Espresso(Model):
         dram_uj = (BUFFER_PASSES * bytes_io + (rf * sl_r + wf * sl_w) * MAP_ACCESS_B) * _DRAM_UJ_PER_B
         # (the DPU's driver cycles are left out for every design: the SSD's energy, as before)
         cycles = c_io * (1.0 + p_red * o) + np.where(oc, c_ftl_oc - c_io, 0.0) + np.where(any_vh, hyp_c, 0.0)
-        e_io_uj = flash_uj + phy_uj + dram_uj + cycles * J_PER_CYCLE * UJ_PER_J
+        # harvesting's own traffic: mapping lines and lent-DRAM lookups over CXL, redo records
+        coh_uj, remote_dram_uj, redo_uj = mech.coherence_energy_uj(
+            p_red, map_lines, remote_lookup, wf, _PHY_UJ_PER_B, _DRAM_UJ_PER_B)
+        e_io_uj = flash_uj + phy_uj + dram_uj + cycles * J_PER_CYCLE * UJ_PER_J + coh_uj + redo_uj
         flash_idle_w = energy.flash_idle_power_w(p.channels * p.dies_per_channel)
-        power_w = e_io_uj / UJ_PER_J * x + flash_idle_w
+        # idle processors: a borrower's idle share (OC SSDs have none), a lender's unlent share
+        idle_b_w = np.where(oc, 0.0, mech.idle_processor_power_w(cores, REF_CORES, PROC_W, p.proc_idle_frac, u_b))
+        idle_l_w = np.where(oc, 0.0, mech.idle_processor_power_w(p.cores_per_ssd, REF_CORES, PROC_W, p.proc_idle_frac, u_l))
+        power_w = e_io_uj / UJ_PER_J * x + flash_idle_w + idle_b_w
+        lender_w = flash_idle_w + idle_l_w
 
         # --- the JBOF (kv-object family): borrowers' requests, every SSD, the DPU and the rest
         extra_dram_gib = np.maximum(p.host_dram_gb - DPU_ONBOARD_DRAM_GB, 0.0)  # binary GB, as bom.py
         jbof_usd = n_ssd * bom_usd + p.dpu_usd + extra_dram_gib * _DDR5_USD_PER_GIB + p.cxl_switch_usd + p.enclosure_usd
-        jbof_w = n_b * power_w + n_l * flash_idle_w + p.dpu_power_w + p.cxl_switch_power_w + p.enclosure_power_w
+        jbof_w = n_b * power_w + n_l * lender_w + p.dpu_power_w + p.cxl_switch_power_w + p.enclosure_power_w
 
         gbps = x * bytes_io / 1e9
         out = {
@@ -459,6 +513,15 @@ class Espresso(Model):
             "capex_usd": jbof_usd,
             "power_w": jbof_w,
             "lifetime_x": np.where(vh, 1.0 / (1.0 + redirect_w), 1.0),
+            **breakdown,
+            "harvest_gain_cap_frac": gain_cap,
+            "lender_own_util_frac": lender["util"],
+            "lender_slowdown_frac": mech.lender_slowdown_frac(
+                lender["latency_us"], lender["service_us"], c_io / core_hz * US_PER_S, p.cores_per_ssd, lender["util"], u_l),
+            "coherence_energy_per_io_uj": coh_uj,
+            "remote_dram_energy_per_io_uj": remote_dram_uj,
+            "lender_power_w": lender_w,
+            "core_scaling_frac": eff_cores / cores,
         }
         # a JBOF without a borrower has no workload: its performance metrics are NaN
         out["infeasible"] = {NO_BORROWER: ~valid, NO_BORROWER_WORK: no_work}
@@ -471,6 +534,24 @@ class Espresso(Model):
             for k in (*PERF_METRICS, "firmware_kcycles_per_io", "data_end_iops"):
                 out[k] = out[k] * nan_or_one
         return out
+
+
+def _lender_load(p: Batch, fa: dict, bw_link, lender_hz) -> dict[str, np.ndarray]:
+    """A lender's own workload (Fig 14: 4 KiB sequential writes at ``lender_qd``), from the
+    same stations as a borrower's request: the host's NVMe path, the fixed controller
+    latency, its firmware (one 4 KiB write unit + the command), the flash block's program
+    path and the link.  Idle lenders (``lender_qd`` 0 everywhere) skip the flash call."""
+    n = p.n
+    kcycles = p.cmd_kcycles + p.slice_kcycles * p.write_cycles_scale_x
+    service_us = np.broadcast_to(kcycles * 1e3 / (p.core_ghz * 1e9) * US_PER_S, (n,))
+    if not np.any(np.asarray(p.lender_qd) > 0):
+        zero = np.zeros(n)
+        return {"util": zero, "iops": zero, "latency_us": service_us, "service_us": service_us}
+    fa_n = {k: (np.broadcast_to(np.asarray(v, np.float64), (n,)) if np.ndim(v) else v) for k, v in fa.items()}
+    l_flash = flash.unloaded_latency_us(fa_n, mech.LENDER_IO_B, 0.0, True, wa=p.gc_wa_x)
+    latency = ssd.HOST_NVME_US + p.fixed_latency_us + service_us + l_flash + mech.LENDER_IO_B / bw_link * US_PER_S
+    iops, util = mech.lender_own_load(p.lender_qd, latency, kcycles, lender_hz)
+    return {"util": np.broadcast_to(util, (n,)), "iops": iops, "latency_us": np.broadcast_to(latency, (n,)), "service_us": service_us}
 
 
 def mmc_wait_approx(lam, service, servers) -> np.ndarray:

@@ -53,7 +53,7 @@ import numpy as np
 
 from dse.model import Batch, Metric, Model, Param, knob_params
 from dse.units import CACHELINE_B, GB, GIB
-from models.blocks import dram, link, memssd, workload
+from models.blocks import dram, link, memssd, queueing, workload
 from models.blocks.calibration import per_calibration
 from models.blocks.cost import component_price
 
@@ -67,7 +67,12 @@ def _table(name: str) -> list[dict[str, str]]:
 
 _WL = _table("workloads.csv")
 _PF = {r["name"]: r for r in _table("prefetchers.csv")}
-WORKLOADS = tuple(r["name"] for r in _WL)
+#: Mixed workloads (Fig. 3b, digest M7): every core runs a different benchmark.  The article
+#: lists no composition except that CC+TC appears; assumption: the cores split evenly over the
+#: members (12 cores: 3 per graph kernel, 6 each for CC+TC).
+MIXES = {"mix_graph": ("cc", "pr", "sssp", "tc"), "mix_cc_tc": ("cc", "tc")}
+MAX_MIX = max(len(v) for v in MIXES.values())
+WORKLOADS = tuple(r["name"] for r in _WL) + tuple(MIXES)
 GRAPH = tuple(r["name"] for r in _WL if r["suite"] == "graph")
 SPEC = tuple(r["name"] for r in _WL if r["suite"] == "spec")
 PREFETCHERS = tuple(_PF)
@@ -79,10 +84,26 @@ FLIT_MODES = ("68B", "256B", "256B_lo")
 WS_B = {r["name"]: float(r["working_set_gb"]) * GB for r in _WL}
 MPKI = {r["name"]: float(r["mpki"]) for r in _WL}
 READ_FRAC = {r["name"]: float(r["read_frac"]) for r in _WL}
-STRUCTURED = {r["name"]: float(r["pattern"] == "structured") for r in _WL}
+PATTERN = {r["name"]: r["pattern"] for r in _WL}
+#: Regular patterns (stencil or structured) leave most mispredictions covered (L1333).
+STRUCTURED = {k: float(v in ("structured", "stencil")) for k, v in PATTERN.items()}
+STENCIL = {k: float(v == "stencil") for k, v in PATTERN.items()}
+IRREGULAR = {k: float(v == "irregular") for k, v in PATTERN.items()}
 ACCURACY = {k: float(v["accuracy_pct"]) / 100.0 for k, v in _PF.items()}
 OPS_PER_PREDICTION = {k: float(v["ops_per_prediction"]) for k, v in _PF.items()}
 PREDICTOR_MEM_KB = {k: float(v["mem_kb"]) for k, v in _PF.items()}
+RULE = tuple(k for k, v in _PF.items() if v["family"] == "rule")
+OFFSET_PF = tuple(k for k, v in _PF.items() if v["offset"] == "1")
+GLOBAL_TRAINED = tuple(k for k, v in _PF.items() if v["trains_on"] == "global")
+
+# ----------------------------------------------------------------------------- access patterns
+#: Rule-based prefetchers reach at most 76% accuracy on large irregular access patterns
+#: (L1243: "9% to 76%"); Table 4's accuracy is their average over all workloads.
+IRREGULAR_RULE_ACC_MAX = 0.76
+#: Prefetch distance of an offset prefetcher on a fixed-offset stream, in lines: the
+#: best-offset prefetcher's largest offset (Michaud, HPCA 2016: offsets up to 256 lines).
+#: Assumption that Rule1 = BOP (digest §1, external) reaches it on a stencil sweep, range 64-256.
+OFFSET_DISTANCE_LINES = 256.0
 
 # ----------------------------------------------------------------------------- host (Table 1)
 #: 12 OoO cores at 3.6 GHz (Table 1, L1316).
@@ -154,6 +175,7 @@ _MEDIA_USD_PER_GB = {"znand": _ZNAND_USD_PER_GB, "pmem": _ZNAND_USD_PER_GB, "dra
 
 # ----------------------------------------------------------------------------- system (mem-analytics family)
 #: Infeasible point of the common metrics.
+SWITCH_SATURATED = "a switch port is saturated: switch_fanout devices offer more traffic than the port carries (M/D/1, rho >= 1)"
 LOCAL_TOO_BIG = "local_dram: footprint_gib plus the host's own DIMMs is more DRAM than the host takes (host_max_dram_gib)"
 #: Wall power of one CXL-SSD under load (cost block price table, dated assumption).
 _SSD_W = component_price("cxl_ssd_power_w").value
@@ -162,13 +184,15 @@ _SWITCH_W = component_price("cxl_switch_power_w").value
 #: Downstream ports of one CXL switch.  Assumption: a 16-port switch (one level of the tree
 #: fans out to 16 devices or switches below it).
 SWITCH_PORTS = 16.0
-#: Back-end 64 B reads per second of one device (flash block saturation), per media; a DRAM
-#: back end is not a limit (the link is).
-BACKEND_READS_PER_S = {
-    "znand": float(memssd.backend_iops(memssd.backend_config("znand"), CACHELINE_B)),
-    "pmem": float(memssd.backend_iops(memssd.backend_config("pmem"), CACHELINE_B)),
-    "dram": np.inf,
-}
+@per_calibration
+def backend_reads_per_s() -> dict[str, float]:
+    """Back-end 64 B reads per second of one device (flash block saturation, calibrated), per
+    media; a DRAM back end is not a limit (the link is)."""
+    return {
+        "znand": float(memssd.backend_iops(memssd.backend_config("znand"), CACHELINE_B)),
+        "pmem": float(memssd.backend_iops(memssd.backend_config("pmem"), CACHELINE_B)),
+        "dram": np.inf,
+    }
 
 
 @per_calibration
@@ -194,6 +218,9 @@ class Expand(Model):
               bounds=(0, 4), integer=True),
         Param("hop_latency_ns", link.CXL_SWITCH_NS, "link block: Pond switch traversal (digest ambiguity 1: t_sw unstated)",
               bounds=(5.0, 1000.0)),
+        Param("switch_fanout", 1.0, "assumption: the article's CXL-SSD alone below its switch chain (Figs. 1c/4c); "
+              "range 1-16 (a 16-port switch)", bounds=(1.0, 64.0),
+              doc="devices whose traffic shares each switch level's port (M/D/1 wait on every access path)"),
         Param("topology_aware", True, "ExPAND reads the switch levels and DSLBIS latency at enumeration (M2)", choices=(True, False)),
         Param("effectiveness_frac", 0.9, "Fig. 1a sweeps 0-100%; Fig. 1c uses 90% (L1239)", bounds=(0.0, 1.0),
               doc="coverage = accuracy of the ideal prefetcher"),
@@ -233,6 +260,7 @@ class Expand(Model):
         Metric("speedup_vs_nopf_x", "max", "NoPrefetch CXL-SSD time over this design's time"),
         Metric("slowdown_vs_local_x", "min", "this design's time over LocalDRAM's"),
         Metric("e2e_latency_ns", "min", "end-to-end latency of an LLC miss to the memory"),
+        Metric("switch_wait_ns", "min", "queueing at the switch ports, paid on every device access (demand and prefetch)"),
         Metric("hidden_miss_frac", "max", "share of LLC misses a timely prefetch hides"),
         Metric("ssd_dram_hit_frac", "max", "share of device reads served by the CXL-SSD's internal DRAM"),
         Metric("link_util_frac", "min", "busier-direction CXL link utilization (demand + prefetch traffic)"),
@@ -247,12 +275,6 @@ class Expand(Model):
 
     def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
         d = {k: p.is_("design", k) for k in DESIGNS}
-        host_side = d["rule1"] | d["rule2"] | d["ml1"] | d["ml2"]
-        wl = lambda table: p.pick("workload", table)  # noqa: E731
-        m = wl(MPKI) / 1000.0
-        ws_b = wl(WS_B) * p.working_set_scale
-
-        # --- end-to-end miss latency (memssd: link, dram, flash, cache blocks) -------------
         gen = p.pick("link_gen", {g: link.GENERATIONS.index(g) + 1 for g in LINK_GENS})
         flit = p.pick("flit_mode", {f: i for i, f in enumerate(FLIT_MODES)})
         valid = ~((flit == 0) & link.GEN_FLIT_MODE[gen - 1])
@@ -260,46 +282,38 @@ class Expand(Model):
         path_ns = memssd.cxl_path_ns(gen, p.lanes, flit, p.switch_levels, p.hop_latency_ns)
         direct_ns = memssd.cxl_path_ns(gen, p.lanes, flit, 0, p.hop_latency_ns)
         is_dram_media = p.is_("media", "dram")
+        acc = np.select([d[k] for k in PREFETCHERS], [ACCURACY[k] for k in PREFETCHERS], 0.0)
+        # --- the workload: one benchmark on every core, or a mix (one per core) -------------
+        comps, same_stream, ws_b = _components(p)
+        rf = np.mean([c["rf"] for c in comps], axis=0) if len(comps) > 1 else comps[0]["rf"]
+        link_gbps = link.cxl_mem_bw_gbps(gen, p.lanes, flit, rf)
+        # unaware prefetchers are tuned to the direct-attached path: each switch level's
+        # extra round trip lands on every access they cover
+        aware = (d["expand"] | d["ideal"]) & p.is_("topology_aware", True)
+        late_ns = np.where(aware, 0.0, path_ns - direct_ns)
         h_int = np.where(is_dram_media, 1.0,
                          memssd.powerlaw_hit_rate(p.ssd_dram_gb * GB, LLC_B, ws_b, p.dram_reuse_alpha))
         dev_ns = memssd.device_read_ns(h_int, p.ctrl_ns, _ssd_dram_ns(), p.pick("media", MEDIA_READ_NS))
         e2e_ns = LLC_LOOKUP_NS + path_ns + dev_ns
         local_ns = LLC_LOOKUP_NS + p.host_dram_ns
 
-        # --- prefetch outcome (M1, M2, M3) --------------------------------------------------
-        acc = np.select([d[k] for k in PREFETCHERS], [ACCURACY[k] for k in PREFETCHERS], 0.0)
-        # structured SPEC patterns (L1333): most of what a prefetcher mispredicts on average
-        # is still covered there; irregular graph traversals keep coverage = accuracy (Fig. 1a)
-        acc_wl = 1.0 - (1.0 - acc) * np.where(wl(STRUCTURED) > 0, p.structured_residual_frac, 1.0)
-        coverage = np.where(d["ideal"], p.effectiveness_frac, acc_wl)
-        coverage = np.where(d["nopf"] | d["local_dram"], 0.0, coverage)
-        timely = np.select(
-            [d["expand"], host_side], [np.clip(p.timing_accuracy_frac / TIMELY_SATURATION, 0.0, 1.0), p.host_timely_frac], 1.0
-        )
-        hidden = coverage * timely
-        # unaware prefetchers are tuned to the direct-attached path: each switch level's
-        # extra round trip lands on every access they cover
-        aware = (d["expand"] | d["ideal"]) & p.is_("topology_aware", True)
-        late_ns = np.where(aware, 0.0, path_ns - direct_ns)
-        # a hidden miss still looks up the reflector buffer (ExPAND) at the root complex
-        hit_ns = np.where(d["expand"], LLC_LOOKUP_NS, 0.0)
-        exposed_ns = (1.0 - hidden) * e2e_ns + hidden * (hit_ns + late_ns)
-        exposed_ns = np.where(d["local_dram"], local_ns, exposed_ns)
+        def run(wait_ns):
+            """Every core's time per instruction with ``wait_ns`` of switch-port queueing on
+            each device access (averaged over a mix's members), and its prefetch figures."""
+            parts = [_core_times(p, d, c, acc, same_stream, e2e_ns + wait_ns, local_ns, late_ns + wait_ns) for c in comps]
+            if len(parts) == 1:
+                return parts[0]
+            return {k: np.mean([q[k] for q in parts], axis=0) for k in parts[0]}
 
-        t = memssd.stall_time_ns(p.cpi_core, FREQ_GHZ, m, exposed_ns, p.mlp)
-        t_nopf = memssd.stall_time_ns(p.cpi_core, FREQ_GHZ, m, e2e_ns, p.mlp)
-        t_local = memssd.stall_time_ns(p.cpi_core, FREQ_GHZ, m, local_ns, p.mlp)
-
-        # --- link traffic (M5) and predictor load (M4) ------------------------------------
-        miss_per_ns = CORES * m / t
-        useful = miss_per_ns * coverage
-        useless = np.where(acc > 0, useful * (1.0 - np.maximum(acc, 1e-9)) / np.maximum(acc, 1e-9), 0.0)
-        rf = wl(READ_FRAC)
-        # downstream: requests (and write data); upstream: read data + prefetched lines
-        demand_b_per_ns = miss_per_ns * (1.0 - hidden) * CACHELINE_B
-        pf_b_per_ns = (useful + useless) * (CACHELINE_B + PREFETCH_HEADER_B)
-        link_gbps = link.cxl_mem_bw_gbps(gen, p.lanes, flit, rf)
-        link_util = np.where(d["local_dram"], 0.0, (demand_b_per_ns + pf_b_per_ns) / link_gbps)
+        r = run(0.0)
+        # --- link traffic (M5), switch ports on every access path (M3/M5) -----------------
+        link_util = _link_util(p, d, r, acc, link_gbps)
+        wait_ns = switch_port_wait_ns(p.switch_levels, p.switch_fanout, link_util, link_gbps)
+        r = run(wait_ns)
+        link_util = _link_util(p, d, r, acc, link_gbps)
+        t, t_nopf, t_local = r["t"], r["t_nopf"], r["t_local"]
+        coverage, timely, hidden = r["coverage"], r["timely"], r["hidden"]
+        miss_per_ns = CORES * r["m"] / t
         ops = np.select([d[k] for k in PREFETCHERS], [OPS_PER_PREDICTION[k] for k in PREFETCHERS], 0.0)
         predictor_gops = miss_per_ns * ops  # predictions per ns x ops = Gops/s
         mem_kb = np.select([d[k] for k in PREFETCHERS], [PREDICTOR_MEM_KB[k] for k in PREFETCHERS], 0.0)
@@ -309,16 +323,18 @@ class Expand(Model):
         memory_usd = np.where(d["local_dram"], ws_gb * GB / GIB * p.dram_usd_per_gib, _ssd_usd(p, ws_gb, is_dram_media))
 
         # --- the family's system at footprint_gib (common metrics) -------------------------
-        system = _system(p, d, gen, flit, path_ns, is_dram_media, coverage, timely, acc, late_ns, local_ns)
+        system = _system(p, d, gen, flit, path_ns, is_dram_media, coverage, timely, r["acc"], late_ns, local_ns)
 
-        nan = np.where(valid, 1.0, np.nan)
+        nan = np.where(valid & np.isfinite(wait_ns), 1.0, np.nan)
         return {
             **system,
-            "infeasible": {link.NO_68B_FLIT_REASON: ~valid, **system["infeasible"]},
+            "infeasible": {link.NO_68B_FLIT_REASON: ~valid, SWITCH_SATURATED: ~np.isfinite(wait_ns) & ~d["local_dram"],
+                           **system["infeasible"]},
             "time_ns_per_kinst": 1000.0 * t * nan,
-            "speedup_vs_nopf_x": t_nopf / t * nan,
+            "speedup_vs_nopf_x": np.divide(t_nopf, t, out=np.full_like(t, np.nan), where=np.isfinite(t)) * nan,
             "slowdown_vs_local_x": t / t_local * nan,
-            "e2e_latency_ns": np.where(d["local_dram"], local_ns, e2e_ns) * nan,
+            "e2e_latency_ns": np.where(d["local_dram"], local_ns, e2e_ns + wait_ns) * nan,
+            "switch_wait_ns": np.where(d["local_dram"], 0.0, wait_ns) * nan,
             "hidden_miss_frac": hidden,
             "ssd_dram_hit_frac": np.where(d["local_dram"], 0.0, h_int),
             "link_util_frac": link_util * nan,
@@ -327,6 +343,122 @@ class Expand(Model):
             "memory_usd": memory_usd,
             "usd_per_gib": memory_usd / (ws_gb * GB / GIB),
         }
+
+
+def _components(p: Batch) -> tuple[list[dict], np.ndarray, np.ndarray]:
+    """The benchmarks the cores run: one (every core the same) or, for a mix (digest M7,
+    Fig. 3b), one per member (cores split evenly).  Returns per member its misses per
+    instruction, read share and pattern flags; the chance that two successive misses of the
+    shared miss stream come from the same member (sum of squared miss shares; 1 for one
+    benchmark); and the working set the internal DRAM sees (a mix's members share it)."""
+    names = {w: (w,) for w in WORKLOADS if w not in MIXES} | MIXES
+    wl = lambda table: p.pick("workload", table)  # noqa: E731
+    count = max((len(names[w]) for w in WORKLOADS if np.any(p.is_("workload", w))), default=1)
+    comps = []
+    for j in range(count):
+        # member j of each row's workload, cycling (a mix of 2 in a batch with a mix of 4 counts each twice)
+        member = {w: names[w][j % len(names[w])] for w in WORKLOADS}
+        col = lambda table: wl({w: table[member[w]] for w in WORKLOADS})  # noqa: E731
+        comps.append({"m": col(MPKI) / 1000.0, "rf": col(READ_FRAC), "structured": col(STRUCTURED),
+                      "stencil": col(STENCIL), "irregular": col(IRREGULAR)})
+    share = {w: np.array([MPKI[x] for x in names[w]]) for w in WORKLOADS}
+    same = wl({w: float(np.sum((v / v.sum()) ** 2)) for w, v in share.items()})
+    ws = wl({w: sum(WS_B[x] for x in names[w]) for w in WORKLOADS}) * p.working_set_scale
+    return comps, same, ws
+
+
+def pattern_coverage(p: Batch, d: dict, acc, c: dict, same_stream) -> np.ndarray:
+    """Share of one benchmark's LLC misses a prefetcher covers, by access pattern
+    (research/cxl-prefetch.md L1243, L1333, M7).
+
+    * irregular (graph) patterns: coverage = accuracy (Fig. 1a's convention); a rule-based
+      prefetcher's accuracy there is at most 76% (L1243), whatever its Table 4 average;
+    * stencil and structured (SPEC) patterns: only a share (``structured_residual_frac``) of
+      the average mispredictions stays uncovered (L1333);
+    * in a mix, a prefetcher that learns from the global miss stream (Rule1, ML1, ML2) finds
+      its learned successor only when two successive misses come from the same benchmark
+      (``same_stream``); PC-localized ones (ExPAND, Rule2's ISB) keep their accuracy (M7)."""
+    rule = np.zeros_like(acc, dtype=bool)
+    for k in RULE:
+        rule = rule | d[k]
+    acc_p = np.where(rule & (c["irregular"] > 0), np.minimum(acc, IRREGULAR_RULE_ACC_MAX), acc)
+    glob = np.zeros_like(rule)
+    for k in GLOBAL_TRAINED:
+        glob = glob | d[k]
+    acc_p = np.where(glob, acc_p * same_stream, acc_p)
+    return 1.0 - (1.0 - acc_p) * np.where(c["structured"] > 0, p.structured_residual_frac, 1.0)
+
+
+def pattern_timeliness(p: Batch, d: dict, c: dict, e2e_ns) -> np.ndarray:
+    """Share of useful prefetches that arrive in time, by prefetcher and access pattern (M2).
+
+    ExPAND times each prefetch from its timing predictor (accuracy saturating past 84%,
+    L1382); host prefetchers issue on their trigger: a fitted share arrives in time
+    (``host_timely_frac``), except that an offset prefetcher (Rule1, best-offset) on a
+    stencil's fixed-offset sweep issues ``OFFSET_DISTANCE_LINES`` lines ahead, so it is in
+    time when that many of the core's inter-miss gaps cover the miss latency."""
+    host_side = d["rule1"] | d["rule2"] | d["ml1"] | d["ml2"]
+    timely = np.select(
+        [d["expand"], host_side], [np.clip(p.timing_accuracy_frac / TIMELY_SATURATION, 0.0, 1.0), p.host_timely_frac], 1.0
+    )
+    offset = np.zeros_like(host_side)
+    for k in OFFSET_PF:
+        offset = offset | d[k]
+    gap_ns = p.cpi_core / FREQ_GHZ / np.maximum(c["m"], 1e-12)  # core time between misses once hidden
+    ahead = np.clip(OFFSET_DISTANCE_LINES * gap_ns / e2e_ns, 0.0, 1.0)
+    return np.where(offset & (c["stencil"] > 0), np.maximum(timely, ahead), timely)
+
+
+def _core_times(p: Batch, d: dict, c: dict, acc, same_stream, e2e_ns, local_ns, late_ns) -> dict:
+    """One benchmark's time per instruction (M1): this design, NoPrefetch and LocalDRAM."""
+    coverage = np.where(d["ideal"], p.effectiveness_frac, pattern_coverage(p, d, acc, c, same_stream))
+    coverage = np.where(d["nopf"] | d["local_dram"], 0.0, coverage)
+    timely = pattern_timeliness(p, d, c, e2e_ns)
+    hidden = coverage * timely
+    # a hidden miss still looks up the reflector buffer (ExPAND) at the root complex
+    hit_ns = np.where(d["expand"], LLC_LOOKUP_NS, 0.0)
+    # a saturated switch port (infinite wait) is declared infeasible; its 0 x inf stays NaN quietly
+    with np.errstate(invalid="ignore"):
+        exposed_ns = (1.0 - hidden) * e2e_ns + hidden * (hit_ns + late_ns)
+    exposed_ns = np.where(d["local_dram"], local_ns, exposed_ns)
+    glob = np.zeros_like(d["expand"])
+    for k in GLOBAL_TRAINED:
+        glob = glob | d[k]
+    acc_eff = np.where(glob, acc * same_stream, acc)
+    return {
+        "t": memssd.stall_time_ns(p.cpi_core, FREQ_GHZ, c["m"], exposed_ns, p.mlp),
+        "t_nopf": memssd.stall_time_ns(p.cpi_core, FREQ_GHZ, c["m"], e2e_ns, p.mlp),
+        "t_local": memssd.stall_time_ns(p.cpi_core, FREQ_GHZ, c["m"], local_ns, p.mlp),
+        "coverage": coverage, "timely": timely, "hidden": hidden, "m": c["m"], "acc": acc_eff,
+    }
+
+
+def _link_util(p: Batch, d: dict, r: dict, acc, link_gbps) -> np.ndarray:
+    """Busier-direction CXL link utilization of one device (M5): demand misses, useful
+    prefetches and useless ones ``(1 - A)/A`` of the useful, 64 B plus a header each."""
+    miss_per_ns = CORES * r["m"] / r["t"]
+    useful = miss_per_ns * r["coverage"]
+    a = r["acc"]
+    useless = np.where(a > 0, useful * (1.0 - np.maximum(a, 1e-9)) / np.maximum(a, 1e-9), 0.0)
+    demand_b_per_ns = miss_per_ns * (1.0 - r["hidden"]) * CACHELINE_B
+    pf_b_per_ns = (useful + useless) * (CACHELINE_B + PREFETCH_HEADER_B)
+    return np.where(d["local_dram"], 0.0, (demand_b_per_ns + pf_b_per_ns) / link_gbps)
+
+
+def switch_port_wait_ns(levels, fanout, link_util, link_gbps) -> np.ndarray:
+    """Queueing at the switch ports, paid on every device access path (digest M5: "for a
+    switch port shared by many expanders, use an M/D/1 queue per port").  Every access that
+    reaches the device -- demand miss, useful or useless prefetch -- crosses each level's
+    port, which carries the traffic of ``fanout`` devices like this one: an M/D/1 wait per
+    level at that load (64 B lines at the link rate).  A topology-aware prefetcher's
+    end-to-end latency is read once at enumeration (M2), so it misses this load-dependent
+    wait: its prefetches arrive that much late, as the demand misses do."""
+    rho = np.asarray(fanout, dtype=np.float64) * link_util
+    service_ns = CACHELINE_B / link_gbps  # GB/s = B/ns
+    levels = np.asarray(levels, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        w = np.where(rho < 1.0, queueing.md1_wait(np.minimum(rho, 0.999) / service_ns, service_ns), np.inf)
+        return levels * np.where(levels > 0, w, 0.0)
 
 
 
@@ -358,7 +490,7 @@ def _system(p: Batch, d, gen, flit, path_ns, is_dram_media, coverage, timely, ac
     link_b = (1.0 - hidden) * CACHELINE_B + coverage * (1.0 + useless_per_useful) * (CACHELINE_B + PREFETCH_HEADER_B)
     link_lines_per_s = link.cxl_mem_bw_gbps(gen, p.lanes, flit, 1.0) * GB / link_b
     with np.errstate(divide="ignore"):
-        backend_lines_per_s = p.pick("media", BACKEND_READS_PER_S) / np.maximum((1.0 - h_int) * fetched, 0.0)
+        backend_lines_per_s = p.pick("media", backend_reads_per_s()) / np.maximum((1.0 - h_int) * fetched, 0.0)
     ssd_bw = devices * np.minimum(link_lines_per_s, backend_lines_per_s) * CACHELINE_B / GB
     bw = np.where(local, p.host_channels * _host_channel_gbps(), ssd_bw)
     # price and power: the host with its own DIMMs (+ the footprint for local_dram), the

@@ -74,3 +74,19 @@ def fit_registry_gbps(warm_s: float, image_mib: float = IMAGE_MIB) -> float:
     ``warm_s / (1 - gain)``: download time = warm_s * gain / (1 - gain)."""
     download_s = warm_s * WARM_VS_COLD_GAIN / (1 - WARM_VS_COLD_GAIN)
     return image_mib * MIB / download_s / 1e9
+
+
+# --- leave-one-anchor-out refit (models/flexmem/cv.py, ``dse validate flexmem --cv``)
+#: The claims a constant is fitted to (claims.yaml ``kind: anchor``).
+ANCHORS = ("warm_vs_cold_startup",)
+#: Registry bandwidth before the fit, GB/s: the digest's default for the unstated download
+#: rate, an HTTP download at the 100 Gb/s NIC rate (vm-image-cache.md §7; 12.5 GB/s).
+APRIORI_REGISTRY_GBPS = 100.0 / 8.0
+
+
+def fit(warm_s: float, exclude: frozenset[str] = frozenset()) -> dict[str, float]:
+    """The fitted constants as flexmem parameters, without the anchors in ``exclude``: the
+    registry bandwidth has one anchor; left out, it takes its a-priori value."""
+    if "warm_vs_cold_startup" in exclude:
+        return {"registry_gbps": APRIORI_REGISTRY_GBPS}
+    return {"registry_gbps": fit_registry_gbps(warm_s)}

@@ -51,6 +51,8 @@ VIRTIO_PAGE_US = 25.0
 #: One DAX fault on a virtio-pmem page backed by a resident host page (EPT violation exit,
 #: host page-table walk, map), us.  Assumption: a KVM exit/entry round trip plus a minor fault.
 DAX_FAULT_US = 2.5
+#: The trimmed Linux 6.1 guest kernel of the article's VMs, MiB (14 MB, L2157; taken as MiB).
+GUEST_KERNEL_MIB = 14.0
 #: Reverse-map insert under the host mutex: base + per tree level (log2 of the VMs sharing
 #: the page), us.  Assumption: red-black-tree insert of a few hundred ns.
 RMAP_BASE_US = 0.3
@@ -87,6 +89,20 @@ def per_vm_memory_mib(is_flex: np.ndarray, image_mib, touched_mib, guest_base_mi
     return {"private": private, "shared": shared, "page_cache": page_cache, "pmem": pmem, "total": private + shared}
 
 
+def memory_breakdown_mib(mem: dict[str, np.ndarray], guest_base_mib) -> dict[str, np.ndarray]:  # noqa: ANN001
+    """Per-VM memory split the way the article's Fig. 7 and §2.1 count it: the guest kernel
+    image (14 MB, L2157), the guest's anonymous memory and kernel metadata (the rest of the
+    guest base), the host side (QEMU, its stack/heap, host-kernel metadata incl. FlexMem's
+    PTEs and reverse maps), the PMem struct pages and the share of the host's image copy;
+    with ``page_cache`` they sum to ``mem["total"]``."""
+    shape = np.shape(mem["total"])
+    kernel = np.broadcast_to(np.minimum(GUEST_KERNEL_MIB, guest_base_mib), shape)
+    anon = np.broadcast_to(guest_base_mib, shape) - kernel
+    host_side = mem["private"] - guest_base_mib - mem["page_cache"] - mem["pmem"]
+    return {"guest_kernel": kernel, "guest_anon": anon, "host_side": host_side,
+            "pmem_struct": np.broadcast_to(mem["pmem"], shape), "shared_image": np.broadcast_to(mem["shared"], shape)}
+
+
 def warm_startup_s(flex, pages, parallel_vms, host_cores, boot_cpu_s, fault_us, existing_vms) -> np.ndarray:  # noqa: ANN001
     """Start-up of one of ``parallel_vms`` VMs whose image pages are on this host (§2.4):
     boot CPU work + one fault per touched page, the host's cores shared by the booting VMs;
@@ -107,7 +123,9 @@ _PAGES_DEFAULT = cal.TOUCHED_IMAGE_MIB * MIB / cal.PAGE_B
 #: Registry bandwidth fitted so that a cold FlexMem start at the article's setup takes
 #: warm / (1 - 48.5 %) (calibration.fit_registry_gbps); FlexMem's warm start is the faster
 #: one, so its cold/warm gain is the article's "up to".
-REGISTRY_GBPS = cal.fit_registry_gbps(float(warm_startup_s(True, _PAGES_DEFAULT, 64, 40, BOOT_CPU_S, DAX_FAULT_US, 64)))
+#: FlexMem's warm start at the article's setup (64 parallel next to 64 existing VMs, 40 cores).
+WARM_S_DEFAULT = float(warm_startup_s(True, _PAGES_DEFAULT, 64, 40, BOOT_CPU_S, DAX_FAULT_US, 64))
+REGISTRY_GBPS = cal.fit_registry_gbps(WARM_S_DEFAULT)
 
 
 #: Infeasible points (``run_full``'s reasons).
@@ -156,6 +174,11 @@ class FlexMem(Model):
     metrics = (
         Metric("mem_per_vm_mib", "min", "memory per VM at resident_vms (shared copy amortized)"),
         Metric("page_cache_per_vm_mib", "min", "image pages in the guest page cache"),
+        Metric("guest_kernel_per_vm_mib", "min", "guest kernel image in the guest's memory (14 MB trimmed Linux 6.1, L2157)"),
+        Metric("guest_anon_per_vm_mib", "min", "guest anonymous memory and kernel metadata (guest base less the kernel image)"),
+        Metric("host_side_per_vm_mib", "min", "QEMU binary, QEMU stack/heap and host-kernel metadata per VM (Fig. 7 rows; FlexMem adds PTEs and reverse maps)"),
+        Metric("pmem_struct_per_vm_mib", "min", "guest struct pages of the PMem window (64 B per 4 KB, FlexMem)"),
+        Metric("shared_image_per_vm_mib", "min", "the VM's share of the host's one copy of the touched image pages (FlexMem)"),
         Metric("pmem_guest_overhead_frac", None, "guest struct pages over the PMem window size"),
         Metric("pmem_host_overhead_frac", None, "host PTEs over the PMem window size"),
         Metric("max_vms_per_host", "max", "VMs that fit the host's memory"),
@@ -213,6 +236,7 @@ class FlexMem(Model):
             "startup_s": startup * nan,
             "mem_per_vm_mib": mem["total"] * nan,
             "page_cache_per_vm_mib": mem["page_cache"] * nan,
+            **{f"{k}_per_vm_mib": v * nan for k, v in memory_breakdown_mib(mem, p.guest_base_mib).items()},
             "pmem_guest_overhead_frac": np.where(flex, cal.STRUCT_PAGE_B / cal.PAGE_B, 0.0),
             "pmem_host_overhead_frac": np.where(flex, cal.HOST_PTE_B / cal.PAGE_B, 0.0),
             "max_vms_per_host": max_vms * nan,

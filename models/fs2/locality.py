@@ -62,3 +62,18 @@ def switch_capacity_hits(dev_b, sw_b, footprint_b, n, alpha, h_shared, levels: i
     shared = (n * footprint_b / CACHELINE_B)[:, None]
     h = cache.generalized_harmonic(np.maximum(np.minimum(lines, shared), 1.0), alpha[:, None])
     return _hit(h, h_shared[:, None], lines, shared)
+
+
+def miss_split(cap_hit, n, write_frac, affinity=0.0, own_hit=0.0) -> tuple[np.ndarray, np.ndarray]:
+    """Device-cache misses split into capacity misses and coherence (invalidation) misses.
+
+    A request spread over the shared footprint misses for capacity with 1 - ``cap_hit``;
+    a line the cache would have held is gone because a device outside it wrote the line
+    (an invalidation, fs2.md §2 items 1 and 8: SnpInv to the sharers, at a rate set by the
+    write-sharing share) with ``cap_hit x (1 - survive_frac)``.  The ``affinity`` share
+    FS²-scheduling keeps on the owning device sees only its own data and no remote writers:
+    capacity misses ``1 - own_hit``, no coherence misses.  The two parts sum to the device
+    miss ratio the model uses (1 - device_hit_frac)."""
+    lost = cap_hit * (1.0 - survive_frac(1.0, n, write_frac))
+    capacity = (1.0 - affinity) * (1.0 - cap_hit) + affinity * (1.0 - own_hit)
+    return capacity, (1.0 - affinity) * lost

@@ -136,6 +136,9 @@ class Fs2(Model):
         Metric("switch_hit_frac", "max", "share of device misses served by a switch cache"),
         Metric("total_hit_frac", "max", "share of accesses served by the device cache or a switch cache"),
         Metric("miss_latency_ns", "min", "mean latency of a device-cache miss"),
+        Metric("capacity_miss_frac", "min", "device-cache accesses that miss because the cache cannot hold the line"),
+        Metric("coherence_miss_frac", "min", "device-cache accesses that miss because another device's write invalidated "
+               "the line (capacity_miss_frac + coherence_miss_frac = 1 - device_hit_frac)"),
         Metric("local_latency_ns", None, "local memory access: device cache miss + home memory"),
         Metric("miss_vs_local_x", "min", "miss latency over local access latency"),
         Metric("mean_switches_count", "min", "switches crossed one way by a miss that leaves the device"),
@@ -174,6 +177,7 @@ class Fs2(Model):
             x = dict(base)
             alpha = full(p.reuse_alpha)
             cap_spread, h_shared = locality.device_capacity_hits(dev_b, foot_b, x["n"], alpha)
+            x["cap_spread"] = cap_spread
             x["h_spread"] = cap_spread * locality.survive_frac(1.0, x["n"], x["write"])
             x["h_own"] = np.zeros(p.n)  # only FS²-scheduling's affine requests need it
             sched_idx = np.flatnonzero(want_sched)
@@ -236,6 +240,7 @@ class Fs2(Model):
         cache_w = np.where(has_cache, sram.cache_power_w(p.switch_cache_mb), 0.0)
         cache_mm2 = np.where(has_cache, sram.cache_area_mm2(p.switch_cache_mb), 0.0)
         local_ns = x["dc"] + x["mem"]
+        capacity_miss, coherence_miss = locality.miss_split(x["cap_spread"], x["n"], x["write"], x["affinity"], x["h_own"])
         system = _system(p, design_fam, x["n"], has_cache, cache_w, cache_mm2)
         return {
             **system,
@@ -247,6 +252,8 @@ class Fs2(Model):
             "switch_hit_frac": design["switch_hit_frac"],
             "total_hit_frac": design["device_hit_frac"] + (1.0 - design["device_hit_frac"]) * design["switch_hit_frac"],
             "miss_latency_ns": design["miss_latency_ns"],
+            "capacity_miss_frac": capacity_miss,
+            "coherence_miss_frac": coherence_miss,
             "local_latency_ns": local_ns,
             "miss_vs_local_x": design["miss_latency_ns"] / local_ns,
             "mean_switches_count": design["mean_switches"],

@@ -28,6 +28,7 @@ probe, fill, double read) and the CXL devices' over the miss ratio.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -41,9 +42,10 @@ from models.ginkgo import calibration as cal
 SCHEMES = ("alloy", "unison", "ginkgo", "ideal")
 _WL = cal.workloads()
 WORKLOADS: tuple[str, ...] = tuple(_WL)
-_FIT = cal.fitted()
+#: The per-workload fitted locality constants (calibration.py; cv.py refits them without an anchor).
+FITTED = cal.fitted()
 #: Cost of one double read (metadata fetched from DRAM), ns: fitted (calibration.py).
-META_READ_NS = _FIT["global"]["meta_read_ns"]
+META_READ_NS = FITTED["global"]["meta_read_ns"]
 
 #: MC SRAM area, mm2 per KiB.  Assumption: ~0.03 um2 bit cells at 5-7 nm with ~2x array
 #: overhead (IEEE ISSCC SRAM papers report 0.021-0.027 um2 high-density cells) -> ~0.5 um2
@@ -74,6 +76,41 @@ def _host_dram_gbps() -> float:
     return HOST_CHANNELS * float(dram.saturation_bw_gbps(HOST_DRAM_STANDARD, "random", 1.0))
 
 
+#: Footprint inflation of page-granular allocation over the touched 64 B blocks, averages of
+#: the article's motivation study (Fig. 1a, L1821): 2.61x with 4 kB pages, 3.85x with 2 MB.
+BLOAT_4K_X = 2.61
+BLOAT_2M_X = 3.85
+PAGE_SIZES_KIB = (4, 2048)
+
+
+@lru_cache(maxsize=1)
+def _touch_pattern() -> tuple[float, float]:
+    """(touched-block density rho, mean untouched gap in blocks) of the run/gap model of
+    :func:`footprint_inflation_x`, solved from the article's two averages (L1821)."""
+    n4k, n2m = 4 * KIB / cal.BLOCK_B, cal.HUGE_PAGE_B / cal.BLOCK_B
+    rho = 1.0 / BLOAT_2M_X
+    for _ in range(50):  # fixed point: the 2 MB average sets rho, the 4 kB one the gap length
+        q_pow = (1.0 - rho * BLOAT_4K_X) / (1.0 - rho)  # q^(n4k - 1)
+        q = q_pow ** (1.0 / (n4k - 1.0))
+        rho = (1.0 - (1.0 - rho) * q ** (n2m - 1.0)) / BLOAT_2M_X
+    return rho, 1.0 / (1.0 - q)
+
+
+def footprint_inflation_x(page_b: Any) -> np.ndarray:
+    """Memory a workload occupies when allocated in pages of ``page_b`` over its touched
+    64 B blocks ("huge-page memory bloating", digest §2 item 4, L1813-L1821).
+
+    Touched blocks lie in runs separated by untouched gaps (an alternating renewal
+    process along the address space, geometric gap lengths of mean ``g`` blocks, block
+    density ``rho``).  A page of ``n`` blocks is allocated unless it lies wholly in a gap:
+    P(untouched) = (1 - rho) (1 - 1/g)^(n - 1), so the inflation is
+    ``(1 - P(untouched)) / rho``.  rho and g are solved from the article's 4 kB and 2 MB
+    averages (2.61x, 3.85x); other page sizes are the model's interpolation."""
+    rho, gap = _touch_pattern()
+    n = np.maximum(np.asarray(page_b, dtype=np.float64) / cal.BLOCK_B, 1.0)
+    return (1.0 - (1.0 - rho) * (1.0 - 1.0 / gap) ** (n - 1.0)) / rho
+
+
 def _col(name: str) -> dict[str, float]:
     return {w: float(r[name]) for w, r in _WL.items()}
 
@@ -82,7 +119,7 @@ def amat_parts(
     scheme_code: Any, cxl_b: Any, plf_excess: Any, meta_b_ginkgo: Any, data_alpha: Any, meta_alpha_block: Any,
     meta_alpha_page: Any, *, dram_to_cxl: Any = cal.DRAM_TO_CXL, sram_kib: Any = cal.MC_SRAM_KIB, row_hit_ns: Any = cal.DRAM_ROW_HIT_NS,
     row_miss_ns: Any = cal.DRAM_ROW_MISS_NS, row_hit_frac: Any = 0.5, cxl_ns: Any = cal.CXL_NS, index_compute_ns: Any = 0.0,
-    miss_probe: Any = True, meta_read_ns: Any = None, unison_tag_b: Any = cal.UNISON_TAG_B_PER_BLOCK,
+    miss_probe: Any = True, meta_read_ns: Any = None, unison_tag_b: Any = cal.UNISON_TAG_B_PER_BLOCK, page_b: Any = cal.HUGE_PAGE_B,
 ) -> dict[str, np.ndarray]:
     """AMAT and its parts for scheme codes into :data:`SCHEMES` (vectorized)."""
     code = np.asarray(scheme_code)
@@ -98,7 +135,7 @@ def amat_parts(
 
     # metadata and double reads (§2.2): MC SRAM caching the index metadata
     unison_meta = dram_b / cal.BLOCK_B * unison_tag_b
-    entry_b = meta_b_ginkgo / (cxl_b / cal.HUGE_PAGE_B)
+    entry_b = meta_b_ginkgo / (cxl_b / page_b)  # Ginkgo keeps one index entry per page
     is_unison, is_ginkgo = code == 1, code == 2
     f_u = np.where(is_unison, 1.0 - cache.zipf_hit_rate(sram_b / cal.META_LINE_B, unison_meta / cal.META_LINE_B, meta_alpha_block), 0.0)
     f_g = np.where(is_ginkgo, 1.0 - cache.zipf_hit_rate(sram_b / entry_b, meta_b_ginkgo / entry_b, meta_alpha_page), 0.0)
@@ -147,6 +184,9 @@ class Ginkgo(Model):
         Param("dram_to_cxl_ratio", cal.DRAM_TO_CXL, "1:4 DRAM to CXL (L1910)", bounds=(0.01, 1.0)),
         Param("capacity_scale", 1.0, "CXL capacity as in the article (32 GB BTree, 16 GB PR, L1910)", bounds=(0.01, 1024.0),
               doc="footprint / CXL capacity relative to the article's"),
+        Param("page_size_kib", 2048, "2 MB huge pages, the unit Ginkgo's learned index is built over (L1813); 4 kB base pages "
+              "(L1813) inflate the footprint less (2.61x vs 3.85x, L1821) but need an index entry per 4 kB page",
+              bounds=(4, 2048), doc="OS page size of the CXL memory: sets the allocated footprint and Ginkgo's index entries"),
         Param("miss_probe", True, "digest ambiguity default: a miss pays one DRAM probe before CXL", choices=(True, False)),
         Param("meta_read_ns", META_READ_NS, "fitted with the data reuse to the 5-ns results and PR's 1.68 % (L1938); calibration.py",
               bounds=(0.0, 500.0), doc="one double read: the metadata DRAM access"),
@@ -165,6 +205,8 @@ class Ginkgo(Model):
         Metric("metadata_b", "min", "index metadata bytes"),
         Metric("metadata_over_sram_x", "min", "index metadata over the MC SRAM"),
         Metric("dram_capacity_gib", None, "DRAM cache capacity"),
+        Metric("footprint_inflation_x", "min", "allocated memory over the touched 64 B blocks at page_size_kib"),
+        Metric("cxl_capacity_gib", None, "CXL memory allocated at page_size_kib (the article's capacity at 2 MB pages)"),
         Metric("memory_usd", "min", "DRAM + CXL memory (cost block prices)"),
         Metric("usd_per_gib", "min", "memory cost per GiB of CXL capacity"),
         Metric("sram_area_mm2", "min", "MC SRAM area"),
@@ -174,15 +216,22 @@ class Ginkgo(Model):
     )
 
     def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
-        cxl_b = p.pick("workload", _col("cxl_capacity_gib")) * GIB * p.capacity_scale
-        meta_g = p.pick("workload", _col("ginkgo_meta_kib")) * KIB * p.capacity_scale  # per huge page, so it scales
-        fit = {k: p.pick("workload", {w: _FIT[w][k] for w in WORKLOADS}) for k in ("data_alpha", "meta_alpha_block", "meta_alpha_page")}
+        # page size (footprint_inflation_x): the article's CXL capacity is the footprint allocated
+        # in 2 MB pages; other pages allocate more or less of it, and Ginkgo keeps one index
+        # entry (of the workload's measured size) per allocated page
+        page_b = np.asarray(p.page_size_kib, dtype=np.float64) * KIB
+        inflation = footprint_inflation_x(page_b)
+        alloc = inflation / footprint_inflation_x(cal.HUGE_PAGE_B)
+        cxl_b = p.pick("workload", _col("cxl_capacity_gib")) * GIB * p.capacity_scale * alloc
+        entries = cxl_b / page_b / (p.pick("workload", _col("cxl_capacity_gib")) * GIB / cal.HUGE_PAGE_B)
+        meta_g = p.pick("workload", _col("ginkgo_meta_kib")) * KIB * entries  # per page, so it scales
+        fit = {k: p.pick("workload", {w: FITTED[w][k] for w in WORKLOADS}) for k in ("data_alpha", "meta_alpha_block", "meta_alpha_page")}
         probe = p.pick("miss_probe", {True: True, False: False})
         out = amat_parts(
             p.scheme, cxl_b, p.pick("workload", _col("plf_miss_excess")), meta_g, fit["data_alpha"], fit["meta_alpha_block"],
             fit["meta_alpha_page"], dram_to_cxl=p.dram_to_cxl_ratio, sram_kib=p.mc_sram_kib, row_hit_ns=p.dram_row_hit_ns,
             row_miss_ns=p.dram_row_miss_ns, row_hit_frac=p.row_hit_frac, cxl_ns=p.cxl_latency_ns, index_compute_ns=p.index_compute_ns,
-            miss_probe=probe, meta_read_ns=p.meta_read_ns, unison_tag_b=p.unison_tag_b,
+            miss_probe=probe, meta_read_ns=p.meta_read_ns, unison_tag_b=p.unison_tag_b, page_b=page_b,
         )
         cxl_gib = cxl_b / GIB
         dram_gib = out["dram_b"] / GIB
@@ -191,7 +240,8 @@ class Ginkgo(Model):
         # --- the mem-analytics system: the same AMAT with CXL memory of the family footprint
         # (index metadata per GiB as the workload's), DRAM cache at the ratio
         fp_gib = np.asarray(p.footprint_gib, dtype=np.float64)
-        meta_per_gib = p.pick("workload", _col("ginkgo_meta_kib")) * KIB / p.pick("workload", _col("cxl_capacity_gib"))
+        meta_per_gib = (p.pick("workload", _col("ginkgo_meta_kib")) * KIB / p.pick("workload", _col("cxl_capacity_gib"))
+                        * cal.HUGE_PAGE_B / page_b)
         # the family query reads lines at random: no reuse skew in the data or the metadata
         # (Zipf alpha 0); the workload keeps its index error and metadata per GiB
         sys = amat_parts(
@@ -199,6 +249,7 @@ class Ginkgo(Model):
             0.0, 0.0, dram_to_cxl=p.dram_to_cxl_ratio, sram_kib=p.mc_sram_kib,
             row_hit_ns=p.dram_row_hit_ns, row_miss_ns=p.dram_row_miss_ns, row_hit_frac=p.row_hit_frac, cxl_ns=p.cxl_latency_ns,
             index_compute_ns=p.index_compute_ns, miss_probe=probe, meta_read_ns=p.meta_read_ns, unison_tag_b=p.unison_tag_b,
+            page_b=page_b,
         )
         sys_dram_gib = sys["dram_b"] / GIB
         n_dev = np.ceil(fp_gib / CXL_DEVICE_GIB - 1e-9)
@@ -224,6 +275,8 @@ class Ginkgo(Model):
             "metadata_b": out["metadata_b"],
             "metadata_over_sram_x": out["metadata_b"] / (p.mc_sram_kib * KIB),
             "dram_capacity_gib": dram_gib,
+            "footprint_inflation_x": inflation,
+            "cxl_capacity_gib": cxl_gib,
             "memory_usd": memory_usd,
             "usd_per_gib": memory_usd / cxl_gib,
             "sram_area_mm2": p.mc_sram_kib * SRAM_MM2_PER_KIB,

@@ -119,16 +119,64 @@ def cpu_enns_s(corpus_gb, dim, elem_b, batch, threads=HOST_CORES) -> np.ndarray:
     return np.maximum(memory_s, compute_s)
 
 
-def hnsw_walk_s(ef_search, m, dim, elem_b) -> np.ndarray:
-    """Latency-bound estimate of one HNSW query on one core (s): ``efSearch`` expansions x
-    (neighbour-list miss + M distance evaluations)."""
+# ----------------------------------------------------------------------------- HNSW graph depth and recall
+#: Hops of the greedy (ef = 1) search on each upper layer.  Assumption: HNSW's construction
+#: keeps the hops per layer bounded by a constant independent of N (Malkov & Yashunin, IEEE
+#: TPAMI 2018, §4); a few, range 1-10.
+UPPER_LAYER_HOPS = 4.0
+#: Vectors of the article's corpus: the DPR Wikipedia split, 21,015,324 passages (Karpukhin
+#: et al., EMNLP 2020, §4.1; digest §5 builds the corpus following DPR).
+DPR_PASSAGES = 21_015_324.0
+#: Recall@32 of the article's HNSW operating point (Fig. 3, ~L2967), taken to be its Fig. 8
+#: configuration efSearch = 4096 (~L3159) on the DPR corpus (assumption: the article
+#: names one HNSW configuration).
+RECALL_REF = 0.95
+EF_REF = 4096.0
+#: Exponent of the recall curve's miss rate in the search breadth, 1 - recall ~ ef^-beta.
+#: Assumption: published HNSW recall-vs-efSearch curves (FAISS and hnswlib benchmarks) are
+#: close to straight lines of log(1 - recall) against log(ef) with slopes of about -0.3 to
+#: -1 on dense text/image embeddings; 0.5, range 0.3-1.
+RECALL_BETA = 0.5
+
+
+def hnsw_levels(n_vectors, m) -> np.ndarray:
+    """Expected layers above layer 0 of an HNSW graph of ``n_vectors``: the level multiplier
+    mL = 1 / ln M gives ln N / ln M levels (Malkov & Yashunin, TPAMI 2018, §4)."""
+    n = np.maximum(np.asarray(n_vectors, dtype=np.float64), 2.0)
+    return np.log(n) / np.log(np.maximum(np.asarray(m, dtype=np.float64), 2.0))
+
+
+def hnsw_recall(ef_search, n_vectors) -> np.ndarray:
+    """Recall@K of HNSW at search breadth ``ef_search`` on a graph of ``n_vectors``.
+
+    The miss rate falls as a power of the breadth, ``1 - R = (1 - R_ref) (ef_ref / ef')^beta``,
+    anchored at the article's Recall@32 = 0.95 with efSearch 4096 on the DPR corpus.  A
+    larger graph is deeper (ln N / ln M layers), so the same ef covers less of the query's
+    neighbourhood: ``ef' = ef ln(N_ref) / ln(N)`` (the ef needed for a recall grows as log N,
+    the HNSW paper's logarithmic search complexity at fixed accuracy)."""
+    ef_eff = np.asarray(ef_search, dtype=np.float64) * np.log(DPR_PASSAGES) / np.log(np.maximum(n_vectors, 2.0))
+    return np.clip(1.0 - (1.0 - RECALL_REF) * (EF_REF / ef_eff) ** RECALL_BETA, 0.0, 1.0)
+
+
+def hnsw_ef_for_recall(recall, n_vectors) -> np.ndarray:
+    """The efSearch at which :func:`hnsw_recall` reaches ``recall`` (< 1) on ``n_vectors``."""
+    miss = np.maximum(1.0 - np.asarray(recall, dtype=np.float64), 1e-12)
+    ef_eff = EF_REF * ((1.0 - RECALL_REF) / miss) ** (1.0 / RECALL_BETA)
+    return ef_eff * np.log(np.maximum(n_vectors, 2.0)) / np.log(DPR_PASSAGES)
+
+
+def hnsw_walk_s(ef_search, m, dim, elem_b, n_vectors=DPR_PASSAGES) -> np.ndarray:
+    """Latency-bound estimate of one HNSW query on one core (s): the greedy descent through
+    the upper layers (UPPER_LAYER_HOPS per layer, ln N / ln M layers) and ``efSearch``
+    expansions at layer 0, each a neighbour-list miss + M distance evaluations."""
     miss_ns = host_memory()["miss_ns"]
     vec_b = np.asarray(dim, dtype=np.float64) * elem_b
     core_bw_b_per_ns = FILL_BUFFERS * CACHELINE_B / miss_ns
     dot_ns = 2.0 * np.asarray(dim, dtype=np.float64) / (FLOPS_PER_CYCLE * AVX512_GHZ)
     distance_ns = miss_ns + np.maximum(vec_b - CACHELINE_B, 0.0) / core_bw_b_per_ns + dot_ns
     expansion_ns = miss_ns + m * distance_ns
-    return np.asarray(ef_search, dtype=np.float64) * expansion_ns / NS_PER_S
+    expansions = np.asarray(ef_search, dtype=np.float64) + UPPER_LAYER_HOPS * hnsw_levels(n_vectors, m)
+    return expansions * expansion_ns / NS_PER_S
 
 
 def hnsw_slowdown(fit_ef) -> np.ndarray:
@@ -138,10 +186,12 @@ def hnsw_slowdown(fit_ef) -> np.ndarray:
     c, b = ASPLOS["hnsw_fit_corpus_gb"], ASPLOS["hnsw_fit_batch"]
     enns_s = cpu_enns_s(c, FIT_DIM, FIT_ELEM_B, b, ASPLOS["asplos_host_cores"])
     hnsw_s = enns_s / ASPLOS["hnsw_x_over_cpu_enns"]  # one wave: 16 queries on 16 cores
-    return hnsw_s / hnsw_walk_s(fit_ef, ASPLOS["hnsw_fit_m"], FIT_DIM, FIT_HNSW_ELEM_B)
+    fit_vectors = c * GB / (FIT_DIM * FIT_ELEM_B)
+    return hnsw_s / hnsw_walk_s(fit_ef, ASPLOS["hnsw_fit_m"], FIT_DIM, FIT_HNSW_ELEM_B, fit_vectors)
 
 
-def cpu_hnsw_s(batch, ef_search, m, dim, elem_b, threads, fit_ef=ASPLOS["hnsw_fit_ef_text"]) -> np.ndarray:
-    """One batch of HNSW queries, ``threads`` queries at a time (s)."""
+def cpu_hnsw_s(batch, ef_search, m, dim, elem_b, threads, fit_ef=ASPLOS["hnsw_fit_ef_text"],
+               n_vectors=DPR_PASSAGES) -> np.ndarray:
+    """One batch of HNSW queries over a graph of ``n_vectors``, ``threads`` queries at a time (s)."""
     waves = np.ceil(np.asarray(batch, dtype=np.float64) / np.maximum(threads, 1.0))
-    return waves * hnsw_walk_s(ef_search, m, dim, elem_b) * hnsw_slowdown(fit_ef)
+    return waves * hnsw_walk_s(ef_search, m, dim, elem_b, n_vectors) * hnsw_slowdown(fit_ef)

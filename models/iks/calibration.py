@@ -37,9 +37,17 @@ def table1() -> list[dict[str, float]]:
     return rows
 
 
+#: Claims that are the solo column's one measurement (time, and batch / time): leaving either
+#: out leaves the solo column out, and eta comes from the other column (cv.py).
+SOLO_CLAIMS = frozenset({"t1-solo-search-ms", "t1-solo-qps"})
+
+
 def fit_eta(*, dim: float, elem_b: float, top_k: float, interface: int, gen: int, lanes: float,
-            tech: str = "lpddr5x_8533") -> dict[str, float]:
-    """Fit eta to Table 1's solo search time; also returns the eta of every row."""
+            tech: str = "lpddr5x_8533", exclude: frozenset[str] = frozenset()) -> dict[str, float]:
+    """Fit eta to Table 1's solo search time; also returns the eta of every row.
+
+    ``exclude``: claim ids left out; with the solo column's claims left out, eta is fitted to
+    the spatial column (612 ms on 32 channels) instead."""
     peak = device.tech_table()["rows"][tech]["peak_gbps"]
     etas, rows = [], table1()
     for r in rows:
@@ -50,7 +58,8 @@ def fit_eta(*, dim: float, elem_b: float, top_k: float, interface: int, gen: int
         fixed_s += float(r["batch"] * nmas * top_k * enns.MERGE_NS_PER_ENTRY) / NS_PER_S
         t_s = r["search_ms"] * NS_PER_MS / NS_PER_S
         etas.append(r["corpus_gb"] / (r["enns_channels"] * peak * (t_s - fixed_s)))
-    eta = etas[[r["column"] for r in rows].index(FIT_ROW)]
+    row = "spatial" if exclude & SOLO_CLAIMS else FIT_ROW
+    eta = etas[[r["column"] for r in rows].index(row)]
     return {
         "eta": eta,
         "eta_per_row": tuple(float(e) for e in etas),

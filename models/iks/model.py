@@ -141,12 +141,18 @@ class Iks(Model):
         Param("enns_offered_qps", 32.0, "Fig. 7 fixes ENNS at 32 QPS (~L3156)", bounds=(0.01, 100000.0),
               doc="ENNS load offered next to the tenant (sets how often ENNS passes run)"),
         # --- CPU baselines
-        Param("hnsw_ef", 4096, "Fig. 8 efSearch = 4096 (~L3159)", bounds=(16, 16384), integer=True),
+        Param("hnsw_ef", 4096, "Fig. 8 efSearch = 4096 (~L3159)", bounds=(16, 16384), integer=True,
+              doc="HNSW search breadth (used unless hnsw_recall_target_frac is set)"),
+        Param("hnsw_recall_target_frac", 0.0,
+              "0: search at hnsw_ef; else the efSearch that reaches this Recall@K (baselines.hnsw_ef_for_recall), to "
+              "compare HNSW and exact search at equal recall (digest §2 mechanism 8, §6 sweep 'HNSW efSearch (speed vs recall)')",
+              bounds=(0.0, 0.999), doc="Recall@K HNSW must reach; 0 = use hnsw_ef"),
         Param("hnsw_m", 32, "HNSW M = 32 (~L3134)", bounds=(4, 128), integer=True),
         Param("hnsw_elem_b", 4, "FAISS IndexHNSWFlat stores float32 vectors", choices=(1, 2, 4)),
-        Param("hnsw_docs_x", round(1.0 / 0.95, 4),
-              "1 / Recall@32 of the HNSW operating point (0.95, Fig. 3, ~L2967): passages HNSW sends per exact-search passage for the same relevant ones",
-              bounds=(1.0, 10.0), doc="passages the generator gets from HNSW per passage from exact search"),
+        Param("hnsw_docs_x", 0.0,
+              "0: 1 / recall_frac of the HNSW search (0.95 at efSearch 4096 on the DPR corpus, Fig. 3, ~L2967): passages HNSW "
+              "sends per exact-search passage for the same relevant ones",
+              bounds=(0.0, 10.0), doc="passages the generator gets from HNSW per passage from exact search; 0 = 1 / recall"),
         Param("hnsw_fit_ef", int(baselines.ASPLOS["hnsw_fit_ef_text"]),
               "efSearch of the companion paper's ANNS-2 (2.5x faster than CPU ENNS) that the HNSW time is fitted to: "
               "10000 per ASPLOS'25 §3.2 (default: the section that states the 2.5x); 4096 if the article's Fig. 8 HNSW "
@@ -190,8 +196,12 @@ class Iks(Model):
         Metric("tenant_rps_x", "max", "CPU tenant throughput relative to its solo run", nan_means=IKS_NA),
         Metric("tenant_util_frac", None, "CPU tenant's utilization of its channels", nan_means=IKS_NA),
         Metric("retrieval_ms", "min", "query embedding + retrieval of one batch with the chosen retriever"),
-        Metric("gen_ms", "min", "generation of one batch: TTFT + decode (LLM block)"),
-        Metric("ttft_ms", "min", "time to first token: embedding + retrieval + prefill"),
+        Metric("gen_ms", "min", "generation of one batch: prefill + decode (LLM block; prefill_ms + decode_ms)"),
+        Metric("ttft_ms", "min", "time to first token: ttft_retrieval_ms + prefill_ms"),
+        Metric("ttft_retrieval_ms", "min", "retrieval part of the TTFT: query embedding + search of the batch"),
+        Metric("prefill_ms", "min", "prefill part of the TTFT (mean over the batch's requests, waves included)"),
+        Metric("decode_ms", "min", "generation after the first token: gen_ms - prefill_ms"),
+        Metric("hnsw_ef_used", None, "efSearch the HNSW baseline runs at (hnsw_ef, or the one reaching hnsw_recall_target_frac)"),
         Metric("rag_qps", "max", "end-to-end RAG queries per second"),
         Metric("retrieval_share_frac", "min", "retrieval share of the per-batch pipeline time"),
         Metric("free_capacity_gb", "max", "IKS capacity left as ordinary CXL memory (0 stranded)", nan_means=IKS_NA),
@@ -201,7 +211,8 @@ class Iks(Model):
         # vector-search family (retrieval only; work_per_s, capex_usd, power_w are added by the engine)
         Metric("query_latency_ms", "min", "retrieval latency of a query: its batch's search (offload + engine + merge, "
                "or the CPU search); no query embedding"),
-        Metric("recall_frac", "max", "Recall@K against exact search: 1 for IKS and CPU ENNS, 1 / hnsw_docs_x for HNSW"),
+        Metric("recall_frac", "max", "Recall@K against exact search: 1 for IKS and CPU ENNS; HNSW's from its efSearch and "
+               "graph size (baselines.hnsw_recall)"),
         Metric("iks_count", None, "IKS devices the corpus is sharded over (0 for the CPU baselines)"),
         Metric("host_count", None, "host servers in the boundary"),
         Metric("host_dram_gib", None, "DRAM of all host servers"),
@@ -265,13 +276,19 @@ class Iks(Model):
         host_fits = np.asarray(usable_gib > 0)
         cpu_hosts = np.maximum(1.0, np.ceil(cpu_need_gib / np.maximum(usable_gib, 1e-9) - 1e-9))
         cpu_enns_s = baselines.cpu_enns_s(corpus_gb / cpu_hosts, p.embed_dim, p.elem_b, p.batch, p.cpu_threads)
-        hnsw_s = baselines.cpu_hnsw_s(p.batch, p.hnsw_ef, p.hnsw_m, p.embed_dim, p.hnsw_elem_b, p.cpu_threads,
-                                      p.hnsw_fit_ef)
+        # HNSW: one graph per host shard; its breadth is given, or set by the recall to reach
+        graph_vectors = vectors / cpu_hosts
+        hnsw_ef = np.where(p.hnsw_recall_target_frac > 0, baselines.hnsw_ef_for_recall(p.hnsw_recall_target_frac, graph_vectors),
+                           p.hnsw_ef)
+        hnsw_recall = baselines.hnsw_recall(hnsw_ef, graph_vectors)
+        hnsw_s = baselines.cpu_hnsw_s(p.batch, hnsw_ef, p.hnsw_m, p.embed_dim, p.hnsw_elem_b, p.cpu_threads,
+                                      p.hnsw_fit_ef, graph_vectors)
         search_any_s = np.where(retriever == 0, search_s, np.where(retriever == 1, cpu_enns_s, hnsw_s))
 
         # 7. RAG pipeline (LLM block tables)
         pipe = p.pick("pipeline", {k: i for i, k in enumerate(rag.PIPELINES)})
-        k_docs = np.where(retriever == 2, p.top_k * p.hnsw_docs_x, p.top_k)
+        docs_x = np.where(p.hnsw_docs_x > 0, p.hnsw_docs_x, 1.0 / np.maximum(hnsw_recall, 1e-3))
+        k_docs = np.where(retriever == 2, p.top_k * docs_x, p.top_k)
         g = rag.lookup(pipe, p.batch, k_docs)
         retrieval_s = g["embed_s"] + search_any_s
         gen_s = g["gen_s"]
@@ -330,6 +347,10 @@ class Iks(Model):
             "retrieval_ms": retrieval_s * MS_PER_S * iks_ok,
             "gen_ms": gen_s * MS_PER_S,
             "ttft_ms": (retrieval_s + g["ttft_s"]) * MS_PER_S * iks_ok,
+            "ttft_retrieval_ms": retrieval_s * MS_PER_S * iks_ok,
+            "prefill_ms": g["ttft_s"] * MS_PER_S,
+            "decode_ms": (gen_s - g["ttft_s"]) * MS_PER_S,
+            "hnsw_ef_used": hnsw_ef,
             "rag_qps": rag_qps * iks_ok,
             "retrieval_share_frac": retrieval_s / (retrieval_s + gen_s) * iks_ok,
             "free_capacity_gb": (n_dev * device.DEVICE_CAPACITY_GB - corpus_gb) * ok,
@@ -340,7 +361,7 @@ class Iks(Model):
             "capex_usd": sys_capex * iks_ok,
             "power_w": sys_power * iks_ok,
             "query_latency_ms": search_any_s * MS_PER_S * iks_ok,
-            "recall_frac": np.where(retriever == 2, 1.0 / p.hnsw_docs_x, 1.0),
+            "recall_frac": np.where(retriever == 2, hnsw_recall, 1.0),
             "iks_count": n_iks * iks_ok,
             "host_count": hosts * iks_ok,
             "host_dram_gib": dram_gib * iks_ok,

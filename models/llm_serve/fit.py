@@ -4,6 +4,7 @@
 ``eff_hbm_frac`` and ``gemm_half_rows`` with ``scipy.optimize.least_squares`` on the
 log-errors of the rows marked ``fit`` (the others are held out and never seen by the fit),
 and writes ``fitted.toml`` (atomically) with the constants and every row's error.
+``fit(exclude=...)`` leaves fit rows out as well (``cv.py``: leave-one-anchor-out).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import csv
 import os
 import tempfile
+from collections.abc import Collection
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -54,11 +56,15 @@ def predict(rows: list[dict[str, str]], constants: dict[str, float] | None = Non
     return np.asarray([out[r["metric"]][i] for i, r in enumerate(rows)])
 
 
-def fit() -> dict[str, Any]:
+def fit(exclude: Collection[str] = ()) -> dict[str, Any]:
+    """Fit the constants to the ``fit`` rows less the ids in ``exclude`` (``cv.py``)."""
     from scipy.optimize import least_squares
 
     rows = measurements()
-    fit_rows = [r for r in rows if r["role"] == "fit"]
+    unknown = set(exclude) - {r["id"] for r in rows}
+    if unknown:
+        raise ValueError(f"fit(exclude=...): no measurement {sorted(unknown)}; ids are those of measurements.csv")
+    fit_rows = [r for r in rows if r["role"] == "fit" and r["id"] not in exclude]
     measured = np.asarray([float(r["value"]) for r in fit_rows])
 
     def residual(x: np.ndarray) -> np.ndarray:

@@ -49,6 +49,7 @@ import numpy as np
 from dse.model import Batch, Metric, Model, Param, knob_params
 from dse.units import GB, GIB, MIB, MS_PER_S, NS_PER_S, US_PER_S
 from models.blocks import cost, dram, flash, link
+from models.blocks.calibration import per_calibration
 from models.blocks.llm import serving
 from models.blocks.workload import host_server
 
@@ -86,7 +87,7 @@ def _fit(name: str) -> float:
 _FIT_SRC = "fitted: models/llm_serve/fitted.toml (scipy least squares on the 'fit' rows of measurements.csv; see fit.py)"
 
 
-@cache
+@per_calibration
 def tier_devices() -> dict[str, dict[str, float]]:
     """Per tier: one device's capacity (GiB), bandwidth (GB/s), latency (s), price ($),
     power (W), and the link into each GPU (GB/s); from the link, dram, flash and cost blocks."""

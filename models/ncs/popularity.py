@@ -109,3 +109,20 @@ def partial_mean(x, mu, sigma):
     from scipy.special import ndtr  # noqa: PLC0415
 
     return np.exp(mu + 0.5 * sigma * sigma) * ndtr(z_score(x, mu, sigma) - sigma)
+
+
+def top_view_share(top_frac, sigma):
+    """Share of all views that the most popular ``top_frac`` of videos get, for a lognormal
+    of log-standard-deviation ``sigma``: 1 - Phi(Phi^-1(1 - q) - sigma) (the inverse of
+    :func:`sigma_from_concentration`; independent of the median)."""
+    from scipy.special import ndtr, ndtri  # noqa: PLC0415
+
+    q = np.asarray(top_frac, dtype=np.float64)
+    return 1.0 - ndtr(ndtri(1.0 - q) - np.asarray(sigma, dtype=np.float64))
+
+
+def gini(sigma):
+    """Gini coefficient of views over videos for a lognormal: 2 Phi(sigma / sqrt 2) - 1."""
+    from scipy.special import ndtr  # noqa: PLC0415
+
+    return 2.0 * ndtr(np.asarray(sigma, dtype=np.float64) / math.sqrt(2.0)) - 1.0

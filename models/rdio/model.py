@@ -188,6 +188,12 @@ class RdIO(Model):
         Metric("filemap_hit_frac", "max", "FileMap cache hit rate (MinRdIO)"),
         Metric("parity_in_run_frac", None, "share of the parity written while the requests run (1 unless deferred to idle capacity)"),
         Metric("cores_busy_count", None, "CPU cores busy at the throughput reached"),
+        Metric("block_rpc_read_us", "min", "unloaded read of one remote shard block through the owner's storage-REST call (MinIO's path, M1)"),
+        Metric("block_direct_read_us", "min", "unloaded read of one remote shard block straight from its volume over NVMe-oF (RdIO's path, M1)"),
+        Metric("double_transfer_x", None, "block_rpc_read_us / block_direct_read_us: what the double transfer costs a remote block (L644)"),
+        Metric("gateway_request_cpu_us", "min", "gateway CPU per request that does not scale with the object (S3 handler + namespace lock)"),
+        Metric("saturation_threads", None,
+               "client threads where the closed loop saturates: unloaded latency / bottleneck demand (N*, the knee of throughput vs threads)"),
         Metric("capex_usd", "min", "cluster hardware: compute and storage nodes, NICs, switch ports, SSDs"),
         Metric("power_w", "min", "cluster power (nodes and SSDs)"),
         Metric("op_latency_us", "min", "mean object request latency at the given threads (= latency_us)"),
@@ -284,6 +290,7 @@ class RdIO(Model):
 
         demands = stations(w_req)
         r0 = mix("latency_us", w_req)
+        saturation = saturation_threads(demands, r0)
         x_per_us, resp_us = closed_loop.throughput(demands, r0, arr(p.threads))
         ops_per_s = x_per_us * US_PER_S
 
@@ -327,8 +334,14 @@ class RdIO(Model):
         tco_per_hour = cost.tco_usd_per_year(capex, power, LIFE_YEARS) / HOURS_PER_YEAR
         gbps = ops_per_s * object_b / GB
 
+        block_rpc_us, block_direct_us = requests.remote_block_read_us(c)
         bad = np.where(ok, 1.0, np.nan)
         return {
+            "block_rpc_read_us": block_rpc_us * bad,
+            "block_direct_read_us": block_direct_us * bad,
+            "double_transfer_x": block_rpc_us / block_direct_us * bad,
+            "gateway_request_cpu_us": requests.request_handling_cpu_us(c) * bad,
+            "saturation_threads": saturation * bad,
             "infeasible": {NO_DATA_DRIVES: no_data, OPTIMAL_WRITES: optimal_writes, GATEWAYS_DOWN: few_live},
             "throughput_kiops": ops_per_s / OPS_PER_KIOPS * bad,
             "throughput_gbps": gbps * bad,
@@ -352,3 +365,13 @@ class RdIO(Model):
             "work_per_s": ops_per_s * bad,
             "op_latency_us": resp_us * bad,
         }
+
+
+def saturation_threads(demands: list[np.ndarray], r0: np.ndarray) -> np.ndarray:
+    """Client threads at which the closed loop saturates (digest M6): N* = (Z + D_b) / D_b =
+    R0 / D_b, where the light-load line X = N / R0 meets the bottleneck bound X = 1 / D_b
+    (Kleinrock's saturation number, as in Lazowska et al., Quantitative System Performance,
+    ch. 5).  Writes carry more gateway CPU per request than reads, so a write-heavy mix
+    saturates at fewer threads (MinIO's writes from ~64 threads, L822)."""
+    d_b = np.maximum.reduce([np.asarray(d, dtype=np.float64) for d in demands])
+    return np.asarray(r0, dtype=np.float64) / d_b

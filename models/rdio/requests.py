@@ -166,6 +166,25 @@ def _front_us(c: Ctx) -> np.ndarray:
     return c.req_cpu_us + _rpc_us(c, HDR_WIRE_B, HDR_WIRE_B) + c.http_sw_us
 
 
+def remote_block_read_us(c: Ctx) -> tuple[np.ndarray, np.ndarray]:
+    """One remote shard block read (digest M1, the "double transfer" of L644), unloaded:
+    (MinIO's storage-REST path, RdIO's direct path), us.  MinIO asks the owner node, which
+    reads its volume over NVMe-oF and streams the block back over TCP (call CPU at both ends,
+    TCP CPU per byte at both ends); RdIO reads the owner's volume over NVMe-oF itself."""
+    io_b = paths.direct_io_b(c.shard_b)
+    direct = paths.volume_io_us(io_b, False, c.transport, c.link_gbit_s, c.nvmf_read)
+    via_rpc = (_tcp_us(c, HDR_WIRE_B, c.shard_wire_b) + c.rpc_sw_us + direct
+               + 2.0 * _kib(c.shard_b) * c.tcp_cpu_per_kib_us)
+    return via_rpc, direct
+
+
+def request_handling_cpu_us(c: Ctx) -> np.ndarray:
+    """Gateway CPU of one S3 request that does not scale with its size: the handler's own
+    work (``req_cpu_us``: parse, authenticate, xl.meta decode, bookkeeping) and its share of
+    the namespace-lock calls (the same in both systems, L808's CPU runs)."""
+    return c.req_cpu_us + c.rpc_cpu_us * c.lock_rpcs
+
+
 def get(c: Ctx) -> dict[str, np.ndarray]:
     """Latency, CPU and bytes of one GET."""
     O, k, blocks, b = c.object_b, c.k, c.blocks, c.shard_b

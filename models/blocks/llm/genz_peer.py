@@ -26,6 +26,7 @@ import contextlib
 import csv
 import importlib
 import importlib.metadata
+import os
 import sys
 import time
 import warnings
@@ -257,6 +258,10 @@ offload).  The whole table took {wall:.0f} s, a median {1e3 * med:.0f} ms per co
 """
 
 
+#: Heading of the README section another module writes (kept when the table is rebuilt).
+SIDE_BY_SIDE = "## Side by side with llm-serve"
+
+
 def main(out_dir: Path = OUT_DIR) -> Path:
     if not available():
         raise SystemExit(MISSING)
@@ -266,7 +271,15 @@ def main(out_dir: Path = OUT_DIR) -> Path:
     wall = time.perf_counter() - t0
     path = out_dir / CSV_NAME
     write_csv([r for r in rows if r["fits"]], path)
-    (out_dir / "README.md").write_text(_readme(rows, len(configs), wall), encoding="utf-8")
+    readme = out_dir / "README.md"
+    kept = ""  # the llm-serve side-by-side section (models/llm_serve/peer.py) stays
+    if readme.exists():
+        old = readme.read_text(encoding="utf-8")
+        if SIDE_BY_SIDE in old:
+            kept = "\n" + old[old.index(SIDE_BY_SIDE):]
+    tmp = readme.with_name(readme.name + ".tmp")
+    tmp.write_text(_readme(rows, len(configs), wall) + kept, encoding="utf-8")
+    os.replace(tmp, readme)
     print(f"{sum(r['fits'] for r in rows)} of {len(rows)} configurations fit; wrote {path} in {wall:.0f} s")
     return path
 
