@@ -48,8 +48,9 @@ def winners(points: Any, workload: list[str], objectives: dict[str, str]) -> Any
     return out.select([c for c in lead if c in out.columns])
 
 
-def report(folder: str | Path) -> dict[str, Any]:
-    """Everything `dse compare` prints, as JSON-safe data."""
+def report(folder: str | Path, uq: int = 0, seed: int = 0, width: float | None = None) -> dict[str, Any]:
+    """Everything `dse compare` prints, as JSON-safe data.  With ``uq`` draws, each win
+    also says how sure it is (:func:`robust_wins`)."""
     import polars as pl  # noqa: PLC0415
 
     folder = Path(folder)
@@ -57,6 +58,8 @@ def report(folder: str | Path) -> dict[str, Any]:
     if manifest.get("kind") == "comparison":
         points = pl.read_parquet(folder / store.POINTS)
         table = winners(points, list(manifest["workload"]), dict(manifest["objectives"]))
+        if uq:
+            table = robust_wins(manifest, points, table, uq, seed, width)
         return {
             "kind": "comparison",
             "space": manifest["space"]["name"],
@@ -68,7 +71,74 @@ def report(folder: str | Path) -> dict[str, Any]:
             "pareto_by_arch": manifest.get("pareto_by_arch", {}),
             "paper_designs": {a: info.get("paper_design") for a, info in manifest["archs"].items() if info.get("paper_design")},
         }
+    if uq:
+        raise DseError(f"{folder}: --uq compares architectures; this folder is one study (sweep it with --uncertainty for a robust front)")
     if manifest.get("paper_design") is None and "paper_design" not in manifest.get("space", {}).get("definition", {}):
         raise DseError(f"{folder}: neither a comparison nor a sweep of a space with [paper_design]; nothing to compare")
     return {"kind": "study", "space": manifest["space"]["name"], "objectives": manifest["objectives"],
             "paper_designs": {manifest["space"]["name"]: manifest.get("paper_design")}}
+
+
+def robust_wins(manifest: dict[str, Any], points: Any, table: Any, n: int, seed: int, width: float | None) -> Any:
+    """``p_win``: the share of ``n`` joint draws of every uncertain parameter default
+    (``dse uq``'s draws; ``width`` overrides every relative width) in which the winner's
+    best design still beats the runner-up's best design at that workload point (strictly;
+    a tie counts for neither); ``p_win_runner_up``: the draws in which the order flips.  Each
+    architecture's draws are its own model's; a draw where a design turns infeasible counts
+    as a loss for it."""
+    import numpy as np  # noqa: PLC0415
+    import polars as pl  # noqa: PLC0415
+
+    if not 2 <= n <= 100_000:
+        raise DseError(f"--uq {n}: give 2 to 100,000 draws")
+    comp = _same_comparison(manifest)
+    workload = list(manifest["workload"])
+    feasible = points.filter(pl.col("feasible"))
+    p_win, p_runner = [], []
+    for row in table.iter_rows(named=True):
+        metric, direction = row["objective"], row["direction"]
+        at = feasible.filter(*[pl.col(w) == row[w] for w in workload]) if workload else feasible
+        draws = {}
+        for arch in (row["winner"], row["runner_up"]):
+            if arch is None:
+                continue
+            mine = at.filter(pl.col("arch") == arch).sort(metric, descending=direction == "max").row(0, named=True)
+            draws[arch] = _under_draws(comp.archs[arch], mine, metric, workload, n, seed, width, direction)
+        if row["runner_up"] is None:
+            p_win.append(1.0), p_runner.append(None)
+            continue
+        a, b = draws[row["winner"]], draws[row["runner_up"]]
+        p_win.append(float(np.mean(a < b)))
+        p_runner.append(float(np.mean(b < a)))
+    return table.with_columns(pl.Series("p_win", p_win, dtype=pl.Float64), pl.Series("p_win_runner_up", p_runner, dtype=pl.Float64))
+
+
+def _same_comparison(manifest: dict[str, Any]) -> Any:
+    from dse import comparison  # noqa: PLC0415
+
+    path = Path(manifest["space"]["path"])
+    if not path.is_file():
+        raise DseError(f"{path}: the comparison file of this study is gone; --uq re-evaluates its designs from it")
+    comp = comparison.load_comparison(path)
+    if comp.sha256 != manifest["space"]["sha256"]:
+        raise DseError(f"{path}: changed since the sweep; re-run the sweep before --uq")
+    return comp
+
+
+def _under_draws(space: Any, row: dict[str, Any], metric: str, workload: list[str], n: int, seed: int,
+                 width: float | None, direction: str) -> Any:
+    """One design's ``metric`` over ``n`` draws, as a 'lower is better' column (``max``
+    objectives negated; infeasible draws +inf)."""
+    import numpy as np  # noqa: PLC0415
+
+    from dse.uncertainty import draws  # noqa: PLC0415
+
+    model = space.model
+    names = {model.workload_param(w) or w: w for w in workload}
+    fixed = dict(space.fixed)
+    for k in space.knobs:
+        fixed[k.name] = model.coerce(k.name, row[names.get(k.name, k.name)])
+    ev = model.run_full(draws(model, fixed, n, seed, width), checked=True)
+    v = np.broadcast_to(ev.metrics[metric], (n,)).astype(np.float64)
+    v = -v if direction == "max" else v
+    return np.where(np.broadcast_to(ev.feasible, (n,)) & np.isfinite(v), v, np.inf)

@@ -239,8 +239,35 @@ def load_space(path: str | Path) -> Space:
 
 def build_space(path: Path, raw: dict[str, Any], sha256: str) -> Space:
     """A space from its parsed TOML ``raw`` (errors name ``path``)."""
+    spec = _validated(path, raw)
+    from dse import registry
+
     try:
-        spec = _SpaceFile.model_validate(raw)
+        model = registry.get(spec.model)
+    except DseError as exc:
+        raise DseError(f"{path}: model: {exc}") from None
+    knobs = [_knob_of(path, model, name, spec_k) for name, spec_k in spec.knobs.items()]
+    fixed = _fixed_of(path, model, spec)
+    _check_objectives(path, model, spec.objectives)
+    return Space(
+        path=path,
+        model=model,
+        description=spec.description,
+        knobs=knobs,
+        fixed=fixed,
+        objectives=dict(spec.objectives),
+        constraints=_constraints_of(path, model, spec.constraints),
+        defaults=spec.sweep,
+        raw=raw,
+        sha256=sha256,
+        paper_design=_paper_design(path, model, spec.paper_design),
+    )
+
+
+def _validated(path: Path, raw: dict[str, Any]) -> "_SpaceFile":
+    """The file's shape (pydantic); the first problem as one line naming the key."""
+    try:
+        return _SpaceFile.model_validate(raw)
     except ValidationError as exc:
         err = exc.errors()[0]
         key = _loc(err)
@@ -256,38 +283,33 @@ def build_space(path: Path, raw: dict[str, Any], sha256: str) -> Space:
             key = ".".join(str(p) for p in err["loc"] if not str(p).startswith(("list[", "_Range")))
         elif err.get("type") == "missing":
             msg = "missing; every space needs model, [knobs] and [objectives]"
-        elif err.get("type") == "literal_error":
-            msg = f"{msg}"
         raise DseError(f"{path}: {key}: {msg}") from None
 
-    from dse import registry
 
-    try:
-        model = registry.get(spec.model)
-    except DseError as exc:
-        raise DseError(f"{path}: model: {exc}") from None
+def _knob_of(path: Path, model: Model, name: str, spec_k: Any) -> Knob:
+    """One ``[knobs]`` entry: a list of values or a range table, checked against the model."""
+    key = f"knobs.{name}"
     pmap = model.param_map()
-    mmap = model.metric_map()
+    if name not in pmap:
+        raise _fail(path, key, f"model {model.name} has no parameter {name!r}{did_you_mean(name, pmap)}")
+    if isinstance(spec_k, dict):
+        try:
+            spec_k = _Range.model_validate(spec_k)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            sub = ".".join(str(x) for x in err.get("loc", ()))
+            msg = err.get("msg", "invalid")
+            if err.get("type") == "extra_forbidden":
+                msg = "unknown option; allowed: range, log_range, steps, step, integer"
+            raise _fail(path, f"{key}{'.' + sub if sub else ''}", msg) from None
+    elif not isinstance(spec_k, (list, int, float, str, bool)):
+        raise _fail(path, key, "give a list of values or a table {range|log_range, steps|step}")
+    return _build_knob(path, key, model, name, spec_k)
 
-    knobs: list[Knob] = []
-    for name, spec_k in spec.knobs.items():
-        key = f"knobs.{name}"
-        if name not in pmap:
-            raise _fail(path, key, f"model {model.name} has no parameter {name!r}{did_you_mean(name, pmap)}")
-        if isinstance(spec_k, dict):
-            try:
-                spec_k = _Range.model_validate(spec_k)
-            except ValidationError as exc:
-                err = exc.errors()[0]
-                sub = ".".join(str(x) for x in err.get("loc", ()))
-                msg = err.get("msg", "invalid")
-                if err.get("type") == "extra_forbidden":
-                    msg = "unknown option; allowed: range, log_range, steps, step, integer"
-                raise _fail(path, f"{key}{'.' + sub if sub else ''}", msg) from None
-        elif not isinstance(spec_k, (list, int, float, str, bool)):
-            raise _fail(path, key, "give a list of values or a table {range|log_range, steps|step}")
-        knobs.append(_build_knob(path, key, model, name, spec_k))
 
+def _fixed_of(path: Path, model: Model, spec: "_SpaceFile") -> dict[str, Any]:
+    """``[fixed]``: parameters of the model, not also knobs, each value checked."""
+    pmap = model.param_map()
     fixed: dict[str, Any] = {}
     for name, value in spec.fixed.items():
         key = f"fixed.{name}"
@@ -299,43 +321,28 @@ def build_space(path: Path, raw: dict[str, Any], sha256: str) -> Space:
             fixed[name] = model.coerce(name, value)
         except DseError as exc:
             raise _fail(path, key, str(exc)) from None
+    return fixed
 
-    for name in spec.objectives:
+
+def _check_objectives(path: Path, model: Model, objectives: dict[str, str]) -> None:
+    mmap = model.metric_map()
+    for name in objectives:
         if name not in mmap:
-            raise _fail(
-                path,
-                f"objectives.{name}",
-                f"not a metric of {model.name}{did_you_mean(name, mmap)}; metrics: {allowed_list(mmap)}",
-            )
+            raise _fail(path, f"objectives.{name}", f"not a metric of {model.name}{did_you_mean(name, mmap)}; metrics: {allowed_list(mmap)}")
 
-    constraints: dict[str, Expr] = {}
-    for cname, ctext in spec.constraints.items():
-        key = f"constraints.{cname}"
+
+def _constraints_of(path: Path, model: Model, constraints: dict[str, str]) -> dict[str, Expr]:
+    """``[constraints]``: expressions over the model's metrics and parameters."""
+    names = list(model.metric_map()) + list(model.param_map())
+    out: dict[str, Expr] = {}
+    for cname, ctext in constraints.items():
         try:
             e = Expr(ctext, what="constraint")
-            e.require_names(list(mmap) + list(pmap), kind="metric or parameter")
+            e.require_names(names, kind="metric or parameter")
         except ExprError as exc:
-            raise _fail(path, key, str(exc)) from None
-        constraints[cname] = e
-
-    if spec.sweep.strategy == "grid":
-        for k in knobs:
-            if k.continuous and k.size == 0:  # pragma: no cover - guarded in _build_knob
-                raise _fail(path, f"knobs.{k.name}", "grid needs 'steps' or 'step'")
-    space = Space(
-        path=path,
-        model=model,
-        description=spec.description,
-        knobs=knobs,
-        fixed=fixed,
-        objectives=dict(spec.objectives),
-        constraints=constraints,
-        defaults=spec.sweep,
-        raw=raw,
-        sha256=sha256,
-        paper_design=_paper_design(path, model, spec.paper_design),
-    )
-    return space
+            raise _fail(path, f"constraints.{cname}", str(exc)) from None
+        out[cname] = e
+    return out
 
 
 def _paper_design(path: Path, model: Model, raw: dict[str, Any]) -> PaperDesign | None:

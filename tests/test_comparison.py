@@ -162,3 +162,21 @@ def test_reproduce_a_named_comparison_validates_each_architecture_model(toys: No
 
     out = _sweep(tmp_path)
     assert sorted(models_of(json.loads((out / "manifest.json").read_text()))) == ["toy-fast", "toy-slow"]
+
+
+def test_compare_uq_says_how_sure_each_win_is(toys: None, tmp_path: Path, cli: Any) -> None:
+    from dse.compare_report import report
+
+    out = _sweep(tmp_path)
+    rep = report(out, uq=64, seed=1, width=0.3)
+    rows = {(r["value_b"], r["objective"]): r for r in rep["wins"]}
+    # the fast box's latency edge (20 vs 90 us fixed costs) survives any +-30 % draw
+    assert rows[(4096, "op_latency_us")]["p_win"] == 1.0
+    for r in rep["wins"]:
+        assert 0.0 <= r["p_win"] <= 1.0 and r["p_win"] + (r["p_win_runner_up"] or 0.0) <= 1.0 + 1e-12
+    code, _, err = cli("compare", out, "--uq", "1")
+    assert code == 2 and "--uq 1" in err
+    # the comparison file changed after the sweep: refused, not silently re-evaluated
+    (tmp_path / "cmp.toml").write_text(SPACE + "\n# edited\n")
+    code, _, err = cli("compare", out, "--uq", "8")
+    assert code == 2 and "changed since the sweep" in err

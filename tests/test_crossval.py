@@ -65,3 +65,12 @@ def test_validate_cv_prints_and_emits_json(toy: None, cli: Any) -> None:
 def test_a_model_without_cv_module_reports_in_fit_only(cli: Any) -> None:
     code, out, _ = cli("validate", "bandslim", "--cv")
     assert "leave-one-anchor-out" in out or "no anchor claims" in out
+
+
+def test_the_site_index_shows_out_of_fit_error() -> None:
+    from dse.dashboard.build import Validation
+
+    # mhj: two anchors, each constant pinned by its own (calibration.PRIORS when left out)
+    assert Validation(cv=True).out_of_fit("mhj") == "117.8%"
+    assert Validation(cv=True).out_of_fit("cold-store") == "no anchors"
+    assert Validation(cv=False).out_of_fit("mhj") == ""

@@ -19,12 +19,15 @@ def compare_cmd(
     results: Annotated[Path, typer.Argument(help="A results folder: a comparison sweep, or a sweep of a space with [paper_design].")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     limit: Annotated[int, typer.Option(help="Rows of the who-wins table to print (all in --json).")] = 40,
+    uq: Annotated[int, typer.Option("--uq", help="How sure each win is: N draws of every uncertain parameter default (0: off).")] = 0,
+    seed: Annotated[int, typer.Option(help="Seed of the --uq draws.")] = 0,
+    width: Annotated[float | None, typer.Option(help="With --uq: replace every relative width by this one (0.3 = +-30 %).")] = None,
 ) -> None:
     """Who wins where: per workload point and objective, the best architecture, the
     runner-up and the margin; then the papers' designs against the Pareto front."""
     from dse.compare_report import report
 
-    out = report(results)
+    out = report(results, uq=uq, seed=seed, width=width)
     if as_json:
         print(jsonsafe.dumps(out))
         return
@@ -41,6 +44,8 @@ def _print(out: dict[str, Any], limit: int) -> None:
         console.print(f"[bold]{out['space']}[/]: {fam['name']} ({fam['usd_per_work']}); workload knobs: {', '.join(out['workload']) or 'none'}")
         t = Table(title="who wins where")
         cols = [*out["workload"], "objective", "winner", "value", "runner_up", "margin_x"]
+        if out["wins"] and "p_win" in out["wins"][0]:
+            cols.append("p_win")
         for c in cols:
             t.add_column(c)
         for row in out["wins"][:limit]:

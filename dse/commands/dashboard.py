@@ -19,10 +19,11 @@ def build_cmd(
     results: Annotated[list[Path], typer.Argument(help="Results folders of sweeps.")],
     out: Annotated[Path, typer.Option(help="Site folder: a new or empty one, or a site built here before (replaced); anything else is refused.")] = Path("dashboards/site"),
     calibration: Annotated[bool, typer.Option("--calibration/--no-calibration", help="Include the calibration page.")] = True,
+    cv: Annotated[bool, typer.Option("--cv", help="Add each model's out-of-fit error (refits every anchor; about a minute).")] = False,
 ) -> None:
     """Write a static site: an index, one page per study, validation and calibration."""
     from dse.dashboard.build import build_site, check_results_args
 
     check_results_args(results)
-    pages = build_site(results, out, calibration=calibration)
+    pages = build_site(results, out, calibration=calibration, cv=cv)
     typer.echo(f"{out}: {len(pages)} pages; open {out / 'index.html'}")

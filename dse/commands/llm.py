@@ -1,9 +1,10 @@
 """`dse llm run|search|infer|models`: the LLM performance block from the command line.
 
 ``dse llm run APP.json EXE.json SYS.json`` evaluates one Calculon triple (as ``calculon
-llm`` does); ``dse llm search MODEL NUM_PROCS MAX_BATCH SYS.json`` finds the best training
-execution (as ``calculon llm-optimal-execution -m``); ``dse llm infer`` estimates serving
-(TTFT, time per output token, tokens/s, memory by tier); ``dse llm models`` lists the
+llm`` does; ``--out FILE`` also writes Calculon's stats JSON with all of its keys); ``dse
+llm search MODEL NUM_PROCS MAX_BATCH SYS.json`` finds the best training execution (as
+``calculon llm-optimal-execution -m``); ``dse llm infer`` estimates serving (TTFT, time per
+output token, tokens/s, memory by tier); ``dse llm models`` lists the
 built-in model shapes.  MODEL is a Calculon model JSON or a built-in model name.
 """
 
@@ -50,17 +51,32 @@ def run_cmd(
     exe_json: Annotated[Path, typer.Argument(help="Calculon execution JSON (23 fields).")],
     sys_json: Annotated[Path, typer.Argument(help="Calculon system JSON.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    out_file: Annotated[Path | None, typer.Option(
+        "--out", metavar="FILE", help="Also write Calculon's stats JSON (all of its keys; null where not "
+        "modelled, listed under 'cxl_dse'). Overwrites only a file dse wrote.")] = None,
 ) -> None:
     """Evaluate one (model, execution, system) triple and print its stats."""
     from models.blocks.llm.calculon_io import execution_from_json
     from models.blocks.llm.executions import Executions
     from models.blocks.llm.training import check_feasible, evaluate, human_bytes
 
+    if out_file is not None:
+        from models.blocks.llm.stats_json import check_target
+
+        check_target(out_file)  # refuse before any work
     model = _model(app_json)
     system = _system(str(sys_json))
     exe = Executions.from_records([execution_from_json(exe_json)])
     st = evaluate(model, system, exe)
     check_feasible(st, exe, model, system)
+    if out_file is not None:
+        from models.blocks.llm.stats_json import MARKER, calculon_stats, write_stats
+
+        stats = calculon_stats(model, system, exe.record(0))
+        write_stats(out_file, stats)
+        info = stats[MARKER]
+        typer.echo(f"wrote {out_file}: Calculon stats JSON, {info['keys_filled']} keys filled, "
+                   f"{info['keys_null']} null (listed under {MARKER!r})", err=True)
     v = {k: float(st[k][0]) for k in st if k not in ("error", "feasible")}
     if as_json:
         out = {"batch_time_s": v["total_time"], "sample_rate": v["sample_rate"],

@@ -22,6 +22,7 @@ def reproduce_cmd(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 if a headline claim is outside its tolerance.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary (studies, claim counts, missed claims, site) on stdout only.")] = False,
+    cv: Annotated[bool, typer.Option("--cv", help="Also each model's out-of-fit error (dse validate --cv) on the site's index.")] = False,
 ) -> None:
     """Sweep the spaces, validate the claims, build the dashboard site.
 
@@ -38,21 +39,7 @@ def reproduce_cmd(
     from dse.sweep.run import SweepOptions, run_sweep
 
     root = project_root()
-    if all_:
-        files = sorted((root / "spaces").glob("*.toml"))
-    elif spaces:
-        files = []
-        for s in spaces:
-            p = Path(s)
-            if not p.exists():
-                p = root / "spaces" / (s if s.endswith(".toml") else f"{s}.toml")
-            if not p.exists():
-                raise DseError(f"no space {s!r}; see spaces/*.toml")
-            files.append(p)
-    else:
-        raise DseError("give space names, or --all for every shipped space")
-    if not files:
-        raise DseError(f"no space files in {root / 'spaces'}")
+    files = space_files(spaces, all_, root)
     out = out or root / "results" / "reproduce"
     site = site or root / "dashboards" / "site"
     out.mkdir(parents=True, exist_ok=True)
@@ -81,7 +68,7 @@ def reproduce_cmd(
                 results.extend(evaluate_claims(cf))
     if not as_json:
         print_results(results)
-    pages = build_site(done, site, progress=not quiet)
+    pages = build_site(done, site, progress=not quiet, cv=cv)
     say(f"dashboard: {len(pages)} pages in {site}; open {site / 'index.html'}")
     missed = [r for r in results if r.headline and not r.passed and r.kind != "echo"]
     if as_json:
@@ -103,3 +90,25 @@ def models_of(manifest: dict[str, Any]) -> list[str]:
     if manifest.get("kind") == "comparison":
         return [a["model"] for a in manifest["archs"].values()]
     return [manifest["model"]["name"]]
+
+
+def space_files(spaces: list[str] | None, all_: bool, root: Path) -> list[Path]:
+    """The space files to sweep: every shipped one (--all), or the named ones (a name or a path)."""
+    from dse.errors import DseError
+
+    if all_:
+        files = sorted((root / "spaces").glob("*.toml"))
+    elif spaces:
+        files = []
+        for s in spaces:
+            p = Path(s)
+            if not p.exists():
+                p = root / "spaces" / (s if s.endswith(".toml") else f"{s}.toml")
+            if not p.exists():
+                raise DseError(f"no space {s!r}; see spaces/*.toml")
+            files.append(p)
+    else:
+        raise DseError("give space names, or --all for every shipped space")
+    if not files:
+        raise DseError(f"no space files in {root / 'spaces'}")
+    return files

@@ -24,15 +24,15 @@ MARKER_KIND = "cxl-dse dashboard site"
 RESULTS_NAMES = ("manifest.json", "points.parquet", "pareto.parquet", ".incomplete", ".parts", ".lock")
 
 
-def build_site(results: list[Path], out: Path, *, calibration: bool = True, progress: bool = True) -> list[Path]:
+def build_site(results: list[Path], out: Path, *, calibration: bool = True, progress: bool = True, cv: bool = False) -> list[Path]:
     """Build the site into ``out`` and return the page paths.
 
     ``out`` is a new folder, an empty one, or a site this command built before (it holds
     the :data:`MARKER` file and nothing but the files listed there); anything else is
     refused before a file is written (:func:`check_out`).  The site is written into a
     temporary sibling and renamed into place; a previous site is moved aside first and
-    removed only once the new one is in place (put back if that rename fails)."""
-    from dse.claims import claims_files, evaluate_claims, pass_counts
+    removed only once the new one is in place (put back if that rename fails).  With
+    ``cv`` the validation tables add each model's out-of-fit error (``dse validate --cv``)."""
     from dse.store import open_results
 
     studies = [open_results(r) for r in results]  # validate every input first
@@ -48,78 +48,15 @@ def build_site(results: list[Path], out: Path, *, calibration: bool = True, prog
         tmp.chmod(0o755)
         (tmp / "assets").mkdir()
         _write_bundle(tmp / BUNDLE)
-        pages: list[Page] = []
-        validation_cache: dict[str, list[Any]] = {}
+        validation = Validation(cv)
+        pages, study_rows = _study_pages(studies, manifests, validation)
         nav = [("index", "index.html")]
-
-        def validation_for(model: str) -> list[Any]:
-            if model not in validation_cache:
-                rows: list[Any] = []
-                for _, f in claims_files(model):
-                    rows.extend(evaluate_claims(f))
-                validation_cache[model] = rows
-            return validation_cache[model]
-
-        study_rows = []
-        seen_names: set[str] = set()
-        for r in studies:
-            m = manifests[id(r)]
-            name = m["space"]["name"]
-            fname = _unique(f"study-{_safe_name(name)}.html", seen_names)
-            if m.get("kind") == "comparison":
-                from dse.dashboard.comparison import comparison_page
-
-                page = comparison_page(r, m, fname)
-            else:
-                page = study_page(r, m, fname, validation_for(m["model"]["name"]))
-            pages.append(page)
-            study_rows.append((name, fname, m))
-
-        models_seen = sorted({m["model"]["name"] for _, _, m in study_rows if m.get("kind") != "comparison"})
-        if calibration:
-            cal = calibration_page()
-            if cal is not None:
-                pages.append(cal)
-                nav.append(("calibration", cal.filename))
-
-        index = Page("cxl-dse studies", "index.html", subtitle="Design-space exploration of CXL and disaggregated memory/storage")
-        index.heading("Studies")
-        rows = []
-        for name, fname, m in study_rows:
-            rows.append(
-                [
-                    f"@@{fname}@@{name}",
-                    m["model"]["name"],
-                    m["strategy"],
-                    f"{m['rows']['points']:,}",
-                    f"{m['rows']['feasible']:,}",
-                    f"{m['rows']['pareto']:,}",
-                    _hypervolume(m),
-                ]
-            )
-        index.raw(_link_table(["study", "model", "strategy", "points", "feasible", "Pareto", "hypervolume"], rows))
-        index.heading("Validation: model against the papers")
-        vrows = []
-        all_models = sorted(set(models_seen) | _models_with_claims())
-        for model in all_models:
-            res = validation_for(model)
-            if not res:
-                continue
-            counts = pass_counts(res)
-            vrows.append([model, "{}/{}".format(*counts["headline"]), "{}/{}".format(*counts["other"])])
-        index.table(["model", "headline claims within tolerance", "other claims"], vrows, left={"model"})
-        if calibration and any(p.filename == "calibration.html" for p in pages):
-            index.note("Calibration of the DRAM and flash blocks against the cycle-accurate reference runs: see the calibration page.")
-        pages.insert(0, index)
-        groups: dict[str, list[tuple[str, str]]] = {}
-        for n, f, m in sorted(study_rows, key=lambda row: (row[2].get("kind") != "comparison", row[2]["model"]["name"], row[0])):
-            group = "comparisons" if m.get("kind") == "comparison" else m["model"]["name"]
-            groups.setdefault(group, []).append((n, f))
-        for p in pages:
-            (tmp / p.filename).write_text(p.render(nav, groups), encoding="utf-8")
-            for rel, data in p.files.items():
-                (tmp / rel).write_bytes(data)
-        _write_marker(tmp, [BUNDLE] + [p.filename for p in pages] + [rel for p in pages for rel in p.files])
+        cal = calibration_page() if calibration else None
+        if cal is not None:
+            pages.append(cal)
+            nav.append(("calibration", cal.filename))
+        pages.insert(0, _index_page(study_rows, validation, cal is not None))
+        _write_pages(tmp, pages, nav, _nav_groups(study_rows))
         check_out(out, [r.path for r in studies])  # again: the folder may have changed meanwhile
         _swap_in(tmp, out)
     except BaseException as exc:
@@ -129,6 +66,109 @@ def build_site(results: list[Path], out: Path, *, calibration: bool = True, prog
             raise DseError(f"--out {out}: cannot write the site ({exc.strerror or exc})") from None
         raise
     return [out / p.filename for p in pages]
+
+
+class Validation:
+    """Claims results per model, evaluated once per build; with ``cv``, each model's
+    leave-one-anchor-out rows too."""
+
+    def __init__(self, cv: bool = False) -> None:
+        self.cv = cv
+        self._results: dict[str, list[Any]] = {}
+        self._cv: dict[str, list[Any]] = {}
+
+    def results(self, model: str) -> list[Any]:
+        from dse.claims import claims_files, evaluate_claims
+
+        if model not in self._results:
+            rows: list[Any] = []
+            cv_rows: list[Any] = []
+            for _, f in claims_files(model):
+                found = evaluate_claims(f)
+                rows.extend(found)
+                if self.cv:
+                    from dse.crossval import cross_validate
+
+                    cv_rows.extend(cross_validate(f, found))
+            self._results[model] = rows
+            self._cv[model] = cv_rows
+        return self._results[model]
+
+    def out_of_fit(self, model: str) -> str:
+        """The model's median |out-of-fit error| for the index ('' without cv)."""
+        from dse.crossval import median_abs
+
+        if not self.cv:
+            return ""
+        self.results(model)
+        med = median_abs([r for r in self._cv[model] if r.model == model]).get(model)
+        return "no anchors" if model not in {r.model for r in self._cv[model]} else ("-" if med is None else f"{med:.1f}%")
+
+
+def _study_pages(studies: list[Any], manifests: dict[int, Any], validation: Validation) -> tuple[list[Page], list[tuple[str, str, Any]]]:
+    """One page per study (a comparison gets the comparison page) and (name, file, manifest) rows."""
+    pages: list[Page] = []
+    study_rows = []
+    seen_names: set[str] = set()
+    for r in studies:
+        m = manifests[id(r)]
+        name = m["space"]["name"]
+        fname = _unique(f"study-{_safe_name(name)}.html", seen_names)
+        if m.get("kind") == "comparison":
+            from dse.dashboard.comparison import comparison_page
+
+            page = comparison_page(r, m, fname)
+        else:
+            page = study_page(r, m, fname, validation.results(m["model"]["name"]))
+        pages.append(page)
+        study_rows.append((name, fname, m))
+    return pages, study_rows
+
+
+def _index_page(study_rows: list[tuple[str, str, Any]], validation: Validation, has_calibration: bool) -> Page:
+    """The studies table and every model's validation counts."""
+    from dse.claims import pass_counts
+
+    index = Page("cxl-dse studies", "index.html", subtitle="Design-space exploration of CXL and disaggregated memory/storage")
+    index.heading("Studies")
+    rows = [[f"@@{fname}@@{name}", m["model"]["name"], m["strategy"], f"{m['rows']['points']:,}", f"{m['rows']['feasible']:,}",
+             f"{m['rows']['pareto']:,}", _hypervolume(m)] for name, fname, m in study_rows]
+    index.raw(_link_table(["study", "model", "strategy", "points", "feasible", "Pareto", "hypervolume"], rows))
+    index.heading("Validation: model against the papers")
+    models_seen = {m["model"]["name"] for _, _, m in study_rows if m.get("kind") != "comparison"}
+    vrows = []
+    for model in sorted(models_seen | _models_with_claims()):
+        res = validation.results(model)
+        if not res:
+            continue
+        counts = pass_counts(res)
+        row = [model, "{}/{}".format(*counts["headline"]), "{}/{}".format(*counts["other"]), str(counts["echo"][1])]
+        vrows.append(row + ([validation.out_of_fit(model)] if validation.cv else []))
+    cols = ["model", "headline claims within tolerance", "other claims", "echoes (not counted)"]
+    index.table(cols + (["median out-of-fit error"] if validation.cv else []), vrows, left={"model"})
+    if validation.cv:
+        index.note("Out-of-fit error: each anchor claim predicted with the model's constants refitted without it (dse validate --cv).")
+    if has_calibration:
+        index.note("Calibration of the DRAM and flash blocks against the cycle-accurate reference runs: see the calibration page.")
+    return index
+
+
+def _nav_groups(study_rows: list[tuple[str, str, Any]]) -> dict[str, list[tuple[str, str]]]:
+    """The navigation menu: comparisons first, then each model's studies."""
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for n, f, m in sorted(study_rows, key=lambda row: (row[2].get("kind") != "comparison", row[2]["model"]["name"], row[0])):
+        group = "comparisons" if m.get("kind") == "comparison" else m["model"]["name"]
+        groups.setdefault(group, []).append((n, f))
+    return groups
+
+
+def _write_pages(folder: Path, pages: list[Page], nav: list[tuple[str, str]], groups: dict[str, list[tuple[str, str]]]) -> None:
+    """Every page, the files it links, and the marker listing them all."""
+    for p in pages:
+        (folder / p.filename).write_text(p.render(nav, groups), encoding="utf-8")
+        for rel, data in p.files.items():
+            (folder / rel).write_bytes(data)
+    _write_marker(folder, [BUNDLE] + [p.filename for p in pages] + [rel for p in pages for rel in p.files])
 
 
 # ------------------------------------------------------------------ the --out folder
@@ -563,6 +603,7 @@ def add_model_figures(page: Page, model: str) -> None:
 
 def add_validation(page: Page, results: list[Any]) -> None:
     from dse.claims import format_expected
+    from dse.sources import readable
 
     page.heading("Validation: model vs paper, per claim")
     if not results:
@@ -576,7 +617,7 @@ def add_validation(page: Page, results: list[Any]) -> None:
             [
                 x.id,
                 "headline" if x.headline else "other",
-                x.source,
+                readable(x.model, x.source),
                 format_expected(x.expected) + (f" {x.unit}" if x.unit else ""),
                 f"{x.value:.4g}",
                 f"{x.error_pct:+.1f}%",
@@ -598,6 +639,8 @@ def claims_chart(results: list[Any]) -> Any:
     import math
 
     import altair as alt
+
+    from dse.sources import readable
 
     recs = []
     for x in results:
@@ -621,6 +664,7 @@ def claims_chart(results: list[Any]) -> Any:
                 "status": "within tolerance" if x.passed else ("headline miss" if x.headline else "other miss"),
                 "paper": _fmt_exp(exp),
                 "model": x.value,
+                "source": readable(x.model, x.source),
             }
         )
     if not recs:
@@ -635,7 +679,7 @@ def claims_chart(results: list[Any]) -> Any:
             "status:N",
             scale=alt.Scale(domain=["within tolerance", "other miss", "headline miss"], range=["#1a7f37", "#9a6700", "#cf222e"]),
         ),
-        tooltip=["claim:N", "paper:N", alt.Tooltip("model:Q", format=".4g"), alt.Tooltip("ratio:Q", format=".3f"), "status:N"],
+        tooltip=["claim:N", "source:N", "paper:N", alt.Tooltip("model:Q", format=".4g"), alt.Tooltip("ratio:Q", format=".3f"), "status:N"],
     )
     one = alt.Chart(alt.Data(values=[{"x": 1.0}])).mark_rule(color="#444", strokeDash=[4, 3]).encode(x="x:Q")
     return alt.layer(band, one, dots).properties(

@@ -455,15 +455,21 @@ def finalize(space: Space, results: store.ResultsDir, draws: int = 0) -> dict[st
         tmp.unlink(missing_ok=True)
 
     if front is None:
-        empty = pq.read_schema(parts[0]).empty_table()
-        front = empty
+        front = pq.read_schema(parts[0]).empty_table()
+    return _write_front(space, results, front, n_points, n_feasible, lo, hi)
+
+
+def _write_front(space: Space, results: store.ResultsDir, front: Any, n_points: int, n_feasible: int,
+                 lo: Any, hi: Any) -> dict[str, Any]:
+    """pareto.parquet (sorted on the first objective), both files read back, the summary:
+    counts, hypervolume, objective bounds and the paper design's verdict."""
+    from dse import paper_design, pareto
+
+    objectives = space.objectives
     front = front.sort_by([(next(iter(objectives)), "ascending" if next(iter(objectives.values())) == "min" else "descending")])
     store.write_parquet(results.pareto_path(), front.replace_schema_metadata(parquet_metadata(space)))
     store.verify_parquet(results.points_path(), n_points)
     store.verify_parquet(results.pareto_path(), front.num_rows)
-    from dse import paper_design
-
-    assessed = paper_design.assess(space, results.points_path())
     hv = 0.0
     if front.num_rows and lo is not None:
         mat = pareto.objective_matrix({k: front.column(k).to_numpy() for k in objectives}, objectives)
@@ -472,7 +478,7 @@ def finalize(space: Space, results: store.ResultsDir, draws: int = 0) -> dict[st
         "points": n_points,
         "feasible": n_feasible,
         "pareto": front.num_rows,
-        "paper_design": assessed,
+        "paper_design": paper_design.assess(space, results.points_path()),
         "hypervolume": hv,
         "objective_bounds": {
             k: [float(a if d == "min" else -b), float(b if d == "min" else -a)]

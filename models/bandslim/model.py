@@ -32,6 +32,8 @@ time, ``put_rate_kiops``.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from dse.model import Batch, Metric, Model, Param
@@ -171,151 +173,201 @@ class BandSlim(Model):
     )
 
     def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
+        """One PUT's value across PCIe / CXL, stage by stage (the module docstring's path)."""
         n = p.n
         gen = np.broadcast_to(np.asarray(p.pcie_gen, dtype=np.float64), (n,))
         gen_i = gen.astype(np.int64)
+        cmd = _command_round(p, gen_i)  # one NVMe command round + firmware
+        prp = _prp_dma(p, gen_i)  # PRP: DMA round trip, 4 KiB pages
+        cxl = _cxl_line(p, gen, gen_i)  # CXL.mem: a 64 B line's stores + flush
+        e = _fine_grained_split(p)  # expected work below / at-or-above tau
+        rt = _response_time(cmd, prp, cxl, e)  # fine-grained part + PRP part
+        tr = _traffic(p, gen_i, cxl, e)  # bytes the host's PCIe counters see
+        tau_opt = _switch_threshold(cmd, prp, cxl, e)  # the threshold the article's search would find
+        # host CPU: the stack per command; CXL stores stall the core for their flushes
+        cpu_ns = cmd.host_sw_ns * tr.cmds + cxl.line_ns * tr.lines_cpu
+        device_usd = _device_cost(p, e)  # cost block
+        ok = np.where(e.fine_cxl & ~cxl.cxl_ok, np.nan, 1.0)
+        work = _system_rate(p, cmd, prp, cxl, e, rt, tr, cpu_ns, ok)  # kv-object family: PUTs/s at queue_depth
+        return _metrics(p, gen, cmd, prp, cxl, e, rt, tr, tau_opt, cpu_ns, device_usd, ok, work)
 
-        # --- one NVMe command round: host stack + doorbell + SQE fetch + CQE + completion
-        # (link block), plus the firmware's handling
-        parts = link.nvme_command_breakdown(
-            link.NVME_SQE_B, gen_i, p.lanes, write=True, completion=p.completion, stack=p.host_stack
-        )
-        host_sw_ns = parts["sw_submit"] + parts["sw_complete"] + parts["completion"]
-        cmd_ns = host_sw_ns + parts["doorbell"] + parts["sqe_fetch"] + parts["cqe"] + p.fw_cmd_us * NS_PER_US
-        kv_ns = p.fw_kv_us * NS_PER_US
 
-        # --- PRP: one DMA round trip to start, each 4 KiB page at the device's DMA rate
-        raw_gbps = link.raw_bw_gbps(gen_i, p.lanes)
-        page_ns = transfer.PAGE_B / (p.dma_eff_frac * raw_gbps)
-        dma_rt_ns = link.PCIE_DMA_READ_RT_NS
+# ----------------------------------------------------------------------------- stages of BandSlim.evaluate
+def _command_round(p: Batch, gen_i: np.ndarray) -> SimpleNamespace:
+    """One NVMe command round (link block): host stack, doorbell, SQE fetch, CQE, completion, firmware."""
+    parts = link.nvme_command_breakdown(
+        link.NVME_SQE_B, gen_i, p.lanes, write=True, completion=p.completion, stack=p.host_stack
+    )
+    host_sw_ns = parts["sw_submit"] + parts["sw_complete"] + parts["completion"]
+    cmd_ns = host_sw_ns + parts["doorbell"] + parts["sqe_fetch"] + parts["cqe"] + p.fw_cmd_us * NS_PER_US
+    return SimpleNamespace(host_sw_ns=host_sw_ns, cmd_ns=cmd_ns, kv_ns=p.fw_kv_us * NS_PER_US)
 
-        # --- CXL.mem: per 64 B line, host path + link round trip + controller + DRAM, once
-        # for the read-for-ownership and once for the clflush write-back
-        cxl_ok = gen >= CXL_MIN_GEN
-        flit256 = p.is_("cxl_flit", "256B")
-        cxl_ok = cxl_ok & (flit256 | (gen <= CXL_MIN_GEN))
-        cxl_gen = np.where(cxl_ok, gen_i, CXL_MIN_GEN)
-        flit_code = np.where(flit256 | (cxl_gen > CXL_MIN_GEN), 1, 0)
-        cxl_rt_ns = link.cxl_round_trip_ns(cxl_gen, p.lanes, flit_code, media_ns=_dram_idle_ns())
-        line_ns = p.pick("cxl_store", CXL_TRIPS_PER_LINE) * (CXL_HOST_PATH_NS + cxl_rt_ns + p.cxl_ctrl_ns)
 
-        # --- which values go fine-grained: the expected bases below / at-or-above tau
-        tau = np.select(
-            [p.pick("mode", _TAU_RULE) == 0, p.pick("mode", _TAU_RULE) == 1],
-            [0.0, np.inf],
-            np.asarray(p.alpha_x * p.tau_b, dtype=np.float64),
-        )
-        tau = np.broadcast_to(tau, (n,))
-        wl = np.broadcast_to(np.asarray(p.workload), (n,))
-        idx = np.clip(np.ceil(np.minimum(tau, _TAU_IDX_MAX)), 0, _TAU_IDX_MAX).astype(np.int64)
-        row = wl * _CUM.shape[1]
-        at_tau, at_end = row + idx, row + _TAU_IDX_MAX
-        # W(A): the single value size of the point, below tau or not
-        is_wa = wl == _WA
-        v = np.broadcast_to(np.asarray(p.value_b, dtype=np.float64), (n,))
-        below = v < tau
-        wa_bases = transfer.basis_columns(v)
+def _prp_dma(p: Batch, gen_i: np.ndarray) -> SimpleNamespace:
+    """PRP: one DMA round trip to start, each 4 KiB page at the device's DMA rate."""
+    raw_gbps = link.raw_bw_gbps(gen_i, p.lanes)
+    return SimpleNamespace(raw_gbps=raw_gbps, page_ns=transfer.PAGE_B / (p.dma_eff_frac * raw_gbps),
+                           dma_rt_ns=link.PCIE_DMA_READ_RT_NS)
 
-        def expect(name: str) -> tuple[np.ndarray, np.ndarray]:
-            """(E[basis; v < tau], E[basis; v >= tau]) of each point's workload."""
-            table = _CUM_BY_BASIS[B[name]]
-            fine, every = table[at_tau], table[at_end]
-            b = wa_bases[name]
-            fine = np.where(is_wa, np.where(below, b, 0.0), fine)
-            every = np.where(is_wa, b, every)
-            return fine, every - fine
 
-        one_f, one_p = expect("one")
-        ncmd_f, _ = expect("ncmd")
-        lines_f, _ = expect("lines")
-        f256_f, _ = expect("flits256")
-        pages_f, pages_p = expect("pages")
-        list_f, list_p = expect("prp_list")
-        ent_f, ent_p = expect("prp_entries")
-        val_f, val_p = expect("value")
+def _cxl_line(p: Batch, gen: np.ndarray, gen_i: np.ndarray) -> SimpleNamespace:
+    """CXL.mem per 64 B line: host path + link round trip + controller + DRAM, for the RFO and the clflush."""
+    cxl_ok = gen >= CXL_MIN_GEN
+    flit256 = p.is_("cxl_flit", "256B")
+    cxl_ok = cxl_ok & (flit256 | (gen <= CXL_MIN_GEN))
+    cxl_gen = np.where(cxl_ok, gen_i, CXL_MIN_GEN)
+    flit_code = np.where(flit256 | (cxl_gen > CXL_MIN_GEN), 1, 0)
+    cxl_rt_ns = link.cxl_round_trip_ns(cxl_gen, p.lanes, flit_code, media_ns=_dram_idle_ns())
+    line_ns = p.pick("cxl_store", CXL_TRIPS_PER_LINE) * (CXL_HOST_PATH_NS + cxl_rt_ns + p.cxl_ctrl_ns)
+    return SimpleNamespace(cxl_ok=cxl_ok, flit256=flit256, line_ns=line_ns)
 
-        # --- response time: fine-grained part + PRP part
-        fine_cxl = np.broadcast_to(p.pick("mode", _FINE_IS_CXL), (n,))
-        fine_ns = np.where(
-            fine_cxl,
-            (kv_ns + cmd_ns) * one_f + line_ns * lines_f,
-            kv_ns * one_f + cmd_ns * ncmd_f,
-        )
-        prp_fixed_ns = kv_ns + cmd_ns + dma_rt_ns
-        latency_ns = fine_ns + prp_fixed_ns * one_p + page_ns * pages_p + dma_rt_ns * list_p
-        baseline_ns = prp_fixed_ns * (one_f + one_p) + page_ns * (pages_f + pages_p) + dma_rt_ns * (list_f + list_p)
 
-        # --- traffic: the same split; per command, per page and per PRP entry as traffic_count counts them
-        tlp = np.broadcast_to(p.is_("traffic_count", "tlp"), (n,))
-        wire = transfer_wire_b(gen_i)
-        cmd_b = np.where(tlp, wire["cmd"], CMD_TRAFFIC_B)
-        page_b = np.where(tlp, wire["page"], transfer.PAGE_B)
-        entry_b = np.where(tlp, wire["prp_entry"], transfer.PRP_ENTRY_B)
-        cxl_flit_b = np.where(
-            flit256, transfer.FLIT256_B * f256_f,
-            transfer.FLIT68_B * (lines_f + p.header_flits * one_f),
-        )
-        fine_b = np.where(fine_cxl, cmd_b * one_f + cxl_flit_b, cmd_b * ncmd_f)
-        traffic_b = fine_b + cmd_b * one_p + page_b * pages_p + entry_b * ent_p
-        baseline_b = cmd_b * (one_f + one_p) + page_b * (pages_f + pages_p) + entry_b * (ent_f + ent_p)
-        value_mean_b = val_f + val_p
-        cmds = np.where(fine_cxl, one_f, ncmd_f) + one_p
-        lines_cpu = np.where(fine_cxl, lines_f, 0.0)
+def _fine_grained_split(p: Batch) -> SimpleNamespace:
+    """Which values go fine-grained: each workload's expected bases below and at-or-above tau."""
+    n = p.n
+    tau = np.select(
+        [p.pick("mode", _TAU_RULE) == 0, p.pick("mode", _TAU_RULE) == 1],
+        [0.0, np.inf],
+        np.asarray(p.alpha_x * p.tau_b, dtype=np.float64),
+    )
+    tau = np.broadcast_to(tau, (n,))
+    wl = np.broadcast_to(np.asarray(p.workload), (n,))
+    idx = np.clip(np.ceil(np.minimum(tau, _TAU_IDX_MAX)), 0, _TAU_IDX_MAX).astype(np.int64)
+    row = wl * _CUM.shape[1]
+    at_tau, at_end = row + idx, row + _TAU_IDX_MAX
+    # W(A): the single value size of the point, below tau or not
+    is_wa = wl == _WA
+    v = np.broadcast_to(np.asarray(p.value_b, dtype=np.float64), (n,))
+    below = v < tau
+    wa_bases = transfer.basis_columns(v)
 
-        # --- the switch threshold the article's search would find for this link
-        page_total_ns = page_ns + dma_rt_ns
-        tau_pb = transfer.next_power_of_two(transfer.piggyback_crossover_b(page_total_ns / cmd_ns))
-        tau_cxl = transfer.next_power_of_two(transfer.cxl_crossover_b(page_total_ns, line_ns))
-        tau_opt = np.where(fine_cxl, tau_cxl, tau_pb)
+    def expect(name: str) -> tuple[np.ndarray, np.ndarray]:
+        """(E[basis; v < tau], E[basis; v >= tau]) of each point's workload."""
+        table = _CUM_BY_BASIS[B[name]]
+        fine, every = table[at_tau], table[at_end]
+        b = wa_bases[name]
+        fine = np.where(is_wa, np.where(below, b, 0.0), fine)
+        every = np.where(is_wa, b, every)
+        return fine, every - fine
 
-        # --- host CPU: the stack per command; CXL stores stall the core for their flushes
-        cpu_ns = host_sw_ns * cmds + line_ns * lines_cpu
+    e = SimpleNamespace(fine_cxl=np.broadcast_to(p.pick("mode", _FINE_IS_CXL), (n,)))  # the fine-grained method
+    e.one_f, e.one_p = expect("one")
+    e.ncmd_f, _ = expect("ncmd")
+    e.lines_f, _ = expect("lines")
+    e.f256_f, _ = expect("flits256")
+    e.pages_f, e.pages_p = expect("pages")
+    e.list_f, e.list_p = expect("prp_list")
+    e.ent_f, e.ent_p = expect("prp_entries")
+    e.val_f, e.val_p = expect("value")
+    return e
 
-        # --- cost (cost block): NAND + controller + DRAM + board; CXL parts carry a premium
-        ctrl_dram_usd = _CTRL_USD + DRAM_GIB_PER_TB * p.capacity_tb * _DRAM_USD_PER_GIB
-        premium = np.where(fine_cxl, _CXL_PREMIUM, 0.0)
-        device_usd = p.capacity_tb * _GB_PER_TB * p.nand_usd_per_gb + ctrl_dram_usd * (1.0 + premium) + _OTHER_USD
 
-        ok = np.where(fine_cxl & ~cxl_ok, np.nan, 1.0)
+def _response_time(cmd: SimpleNamespace, prp: SimpleNamespace, cxl: SimpleNamespace,
+                   e: SimpleNamespace) -> SimpleNamespace:
+    """Response time: the fine-grained part + the PRP part, and the all-PRP baseline's."""
+    kv_ns, cmd_ns, page_ns, dma_rt_ns = cmd.kv_ns, cmd.cmd_ns, prp.page_ns, prp.dma_rt_ns
+    fine_ns = np.where(
+        e.fine_cxl,
+        (kv_ns + cmd_ns) * e.one_f + cxl.line_ns * e.lines_f,
+        kv_ns * e.one_f + cmd_ns * e.ncmd_f,
+    )
+    prp_fixed_ns = kv_ns + cmd_ns + dma_rt_ns
+    latency_ns = fine_ns + prp_fixed_ns * e.one_p + page_ns * e.pages_p + dma_rt_ns * e.list_p
+    baseline_ns = (prp_fixed_ns * (e.one_f + e.one_p) + page_ns * (e.pages_f + e.pages_p)
+                   + dma_rt_ns * (e.list_f + e.list_p))
+    return SimpleNamespace(latency_ns=latency_ns, baseline_ns=baseline_ns)
 
-        # --- the system (kv-object family): PUTs per second at queue_depth, the smallest of
-        # Little's QD / response time, the SSD's serial work per PUT (firmware per command and
-        # per PUT, PRP page DMA, the controller per CXL line), the link per direction and the
-        # host threads' NVMe-stack and flush time.  At QD1 the first wins: 1 / response time.
-        dev_ns = kv_ns * (one_f + one_p) + p.fw_cmd_us * NS_PER_US * cmds + page_ns * pages_p + p.cxl_ctrl_ns * lines_cpu
-        link_ns = traffic_b / raw_gbps  # bytes / (GB/s) = ns
-        host_ns = cpu_ns / p.host_threads
-        work = np.minimum(p.queue_depth * NS_PER_S / latency_ns, NS_PER_S / np.maximum(np.maximum(dev_ns, link_ns), host_ns)) * ok
-        host = workload.host_server(p.host_dram_gib)
-        latency_us = latency_ns / NS_PER_US * ok
-        puts_per_s = NS_PER_S / latency_ns * ok  # QD1: one PUT at a time
-        kops = puts_per_s / OPS_PER_KIOPS
-        traffic = traffic_b * ok
-        return {
-            "infeasible": {CXL_NEEDS_GEN5: fine_cxl & (gen < CXL_MIN_GEN), link.NO_68B_FLIT_REASON: fine_cxl & ~cxl_ok},
-            "put_latency_us": latency_us,
-            "put_rate_kiops": kops,
-            "traffic_per_put_b": traffic,
-            "mean_value_b": value_mean_b,
-            "amplification_x": traffic / np.maximum(value_mean_b, 1.0),
-            "traffic_saving_frac": 1.0 - traffic / baseline_b,
-            "speedup_vs_baseline_x": baseline_ns / latency_ns * ok,
-            "cmds_per_put_count": cmds * ok,
-            "tau_opt_b": tau_opt * ok,
-            "link_gbps": traffic * puts_per_s / B_PER_S_PER_GBPS,
-            "link_energy_per_put_nj": traffic * BITS_PER_BYTE * energy.link_pj_per_bit("pcie_phy") * J_PER_PJ / J_PER_NJ,
-            "host_cpu_per_put_us": cpu_ns / NS_PER_US * ok,
-            "device_usd": device_usd,
-            "cost_per_kiops_usd": device_usd / kops,
-            "work_per_s": work,
-            "op_latency_us": p.queue_depth / work * US_PER_S,
-            "cmd_traffic_b": cmd_b * np.ones(n),
-            "page_dma_ns": page_total_ns * np.ones(n),
-            "cxl_line_ns": line_ns * ok,
-            "page_dma_over_line_x": page_total_ns / line_ns * ok,
-            "capex_usd": host["capex_usd"] + device_usd,
-            "power_w": host["power_w"] + p.ssd_power_w,
-        }
+
+def _traffic(p: Batch, gen_i: np.ndarray, cxl: SimpleNamespace, e: SimpleNamespace) -> SimpleNamespace:
+    """Traffic per PUT: the same split; per command, per page and per PRP entry as traffic_count counts them."""
+    n, fine_cxl = p.n, e.fine_cxl
+    tlp = np.broadcast_to(p.is_("traffic_count", "tlp"), (n,))
+    wire = transfer_wire_b(gen_i)
+    cmd_b = np.where(tlp, wire["cmd"], CMD_TRAFFIC_B)
+    page_b = np.where(tlp, wire["page"], transfer.PAGE_B)
+    entry_b = np.where(tlp, wire["prp_entry"], transfer.PRP_ENTRY_B)
+    cxl_flit_b = np.where(
+        cxl.flit256, transfer.FLIT256_B * e.f256_f,
+        transfer.FLIT68_B * (e.lines_f + p.header_flits * e.one_f),
+    )
+    fine_b = np.where(fine_cxl, cmd_b * e.one_f + cxl_flit_b, cmd_b * e.ncmd_f)
+    return SimpleNamespace(
+        cmd_b=cmd_b,
+        traffic_b=fine_b + cmd_b * e.one_p + page_b * e.pages_p + entry_b * e.ent_p,
+        baseline_b=cmd_b * (e.one_f + e.one_p) + page_b * (e.pages_f + e.pages_p) + entry_b * (e.ent_f + e.ent_p),
+        value_mean_b=e.val_f + e.val_p,
+        cmds=np.where(fine_cxl, e.one_f, e.ncmd_f) + e.one_p,
+        lines_cpu=np.where(fine_cxl, e.lines_f, 0.0),
+    )
+
+
+def _switch_threshold(cmd: SimpleNamespace, prp: SimpleNamespace, cxl: SimpleNamespace,
+                      e: SimpleNamespace) -> np.ndarray:
+    """The switch threshold the article's search would find for this link (next power of two)."""
+    page_total_ns = prp.page_ns + prp.dma_rt_ns
+    tau_pb = transfer.next_power_of_two(transfer.piggyback_crossover_b(page_total_ns / cmd.cmd_ns))
+    tau_cxl = transfer.next_power_of_two(transfer.cxl_crossover_b(page_total_ns, cxl.line_ns))
+    return np.where(e.fine_cxl, tau_cxl, tau_pb)
+
+
+def _device_cost(p: Batch, e: SimpleNamespace) -> np.ndarray:
+    """Device cost (cost block): NAND + controller + DRAM + board; CXL parts carry a premium."""
+    ctrl_dram_usd = _CTRL_USD + DRAM_GIB_PER_TB * p.capacity_tb * _DRAM_USD_PER_GIB
+    premium = np.where(e.fine_cxl, _CXL_PREMIUM, 0.0)
+    return p.capacity_tb * _GB_PER_TB * p.nand_usd_per_gb + ctrl_dram_usd * (1.0 + premium) + _OTHER_USD
+
+
+def _system_rate(p: Batch, cmd: SimpleNamespace, prp: SimpleNamespace, cxl: SimpleNamespace, e: SimpleNamespace,
+                 rt: SimpleNamespace, tr: SimpleNamespace, cpu_ns: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    """PUTs per second at queue_depth (kv-object family): the smallest of the bounds.
+
+    Little's QD / response time, the SSD's serial work per PUT (firmware per command and per
+    PUT, PRP page DMA, the controller per CXL line), the link per direction and the host
+    threads' NVMe-stack and flush time.  At QD1 the first wins: 1 / response time."""
+    dev_ns = (cmd.kv_ns * (e.one_f + e.one_p) + p.fw_cmd_us * NS_PER_US * tr.cmds + prp.page_ns * e.pages_p
+              + p.cxl_ctrl_ns * tr.lines_cpu)
+    link_ns = tr.traffic_b / prp.raw_gbps  # bytes / (GB/s) = ns
+    host_ns = cpu_ns / p.host_threads
+    return np.minimum(p.queue_depth * NS_PER_S / rt.latency_ns,
+                      NS_PER_S / np.maximum(np.maximum(dev_ns, link_ns), host_ns)) * ok
+
+
+def _metrics(p: Batch, gen: np.ndarray, cmd: SimpleNamespace, prp: SimpleNamespace, cxl: SimpleNamespace,
+             e: SimpleNamespace, rt: SimpleNamespace, tr: SimpleNamespace, tau_opt: np.ndarray, cpu_ns: np.ndarray,
+             device_usd: np.ndarray, ok: np.ndarray, work: np.ndarray) -> dict[str, np.ndarray]:
+    """The metric columns; NaN where the point's CXL link cannot exist."""
+    n, fine_cxl, latency_ns, line_ns = p.n, e.fine_cxl, rt.latency_ns, cxl.line_ns
+    page_total_ns = prp.page_ns + prp.dma_rt_ns
+    host = workload.host_server(p.host_dram_gib)
+    latency_us = latency_ns / NS_PER_US * ok
+    puts_per_s = NS_PER_S / latency_ns * ok  # QD1: one PUT at a time
+    kops = puts_per_s / OPS_PER_KIOPS
+    traffic = tr.traffic_b * ok
+    return {
+        "infeasible": {CXL_NEEDS_GEN5: fine_cxl & (gen < CXL_MIN_GEN), link.NO_68B_FLIT_REASON: fine_cxl & ~cxl.cxl_ok},
+        "put_latency_us": latency_us,
+        "put_rate_kiops": kops,
+        "traffic_per_put_b": traffic,
+        "mean_value_b": tr.value_mean_b,
+        "amplification_x": traffic / np.maximum(tr.value_mean_b, 1.0),
+        "traffic_saving_frac": 1.0 - traffic / tr.baseline_b,
+        "speedup_vs_baseline_x": rt.baseline_ns / latency_ns * ok,
+        "cmds_per_put_count": tr.cmds * ok,
+        "tau_opt_b": tau_opt * ok,
+        "link_gbps": traffic * puts_per_s / B_PER_S_PER_GBPS,
+        "link_energy_per_put_nj": traffic * BITS_PER_BYTE * energy.link_pj_per_bit("pcie_phy") * J_PER_PJ / J_PER_NJ,
+        "host_cpu_per_put_us": cpu_ns / NS_PER_US * ok,
+        "device_usd": device_usd,
+        "cost_per_kiops_usd": device_usd / kops,
+        "work_per_s": work,
+        "op_latency_us": p.queue_depth / work * US_PER_S,
+        "cmd_traffic_b": tr.cmd_b * np.ones(n),
+        "page_dma_ns": page_total_ns * np.ones(n),
+        "cxl_line_ns": line_ns * ok,
+        "page_dma_over_line_x": page_total_ns / line_ns * ok,
+        "capex_usd": host["capex_usd"] + device_usd,
+        "power_w": host["power_w"] + p.ssd_power_w,
+    }
 
 
 # ----------------------------------------------------------------------------- cost and media tables

@@ -21,7 +21,6 @@ from __future__ import annotations
 import functools
 import math
 import os
-import tempfile
 import tomllib
 from pathlib import Path
 from collections.abc import Callable
@@ -29,6 +28,7 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
+from dse import store
 from dse.errors import DseError
 
 ENV = "DSE_CALIBRATION"
@@ -173,16 +173,6 @@ def save(block: str, doc: dict[str, Any], out_dir: str | Path | None = None) -> 
     d.mkdir(parents=True, exist_ok=True)
     text = dumps(doc)
     tomllib.loads(text)  # never write a file we cannot read back
-    fd, tmp = tempfile.mkstemp(prefix=f".{block}.", suffix=".toml.tmp", dir=d)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, d / f"{block}.toml")
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    store.atomic_write_text(d / f"{block}.toml", text)
     clear_cache()
     return d / f"{block}.toml"

@@ -240,80 +240,29 @@ class CxlExpander(Model):
     )
 
     def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
-        # --- link: unloaded round trip, bandwidth and flit time (link block), once per
-        # (generation, flit mode) present; the link block takes generation numbers (5 = PCIe 5.0)
-        lanes = np.broadcast_to(p.lanes, (p.n,))
-        hops, retimers = np.broadcast_to(p.switch_hops, (p.n,)), np.broadcast_to(p.retimers, (p.n,))
-        hop_ns, read_frac = np.broadcast_to(p.hop_latency_ns, (p.n,)), np.broadcast_to(p.read_frac, (p.n,))
-        port_ns = np.broadcast_to(p.port_latency_ns, (p.n,))
-        link_rt_ns, link_bw_gbps, flit_ns = np.empty(p.n), np.empty(p.n), np.empty(p.n)
-        valid = np.ones(p.n, dtype=bool)
-        for (gen_label, flit_label), idx in p.groups("link_gen", "flit_mode"):
-            gen = link.GENERATIONS.index(gen_label) + 1
-            if flit_label == "68B" and link.GEN_FLIT_MODE[gen - 1]:
-                # the 68 B flit does not exist at 64 GT/s (CXL 3.x): infeasible points
-                valid[idx] = False
-                link_rt_ns[idx] = link_bw_gbps[idx] = flit_ns[idx] = np.nan
-                continue
-            link_rt_ns[idx] = link.cxl_round_trip_ns(
-                gen, lanes[idx], flit_label, n_switches=hops[idx], n_retimers=retimers[idx], switch_ns=hop_ns[idx],
-                port_ns=port_ns[idx],
-            )
-            link_bw_gbps[idx] = link.cxl_mem_bw_gbps(gen, lanes[idx], flit_label, read_frac[idx])
-            flit_ns[idx] = link.flit_serialization_ns(flit_label, gen, lanes[idx])
+        read_frac = np.broadcast_to(p.read_frac, (p.n,))
+        link_rt_ns, link_bw_gbps, flit_ns, valid = _link_terms(p, read_frac)
 
         # --- media: the dram block, once per medium present (scalar timings are much cheaper)
         stream = np.broadcast_to(p.is_("pattern", "stream"), (p.n,))
-        sub = p.pick("media", {m: _TABLES[m]["subchannels"] for m in MEDIA})
         n_ch = np.broadcast_to(np.asarray(p.channels, np.float64), (p.n,))
-        n_sub = n_ch * sub  # energy-block IDD sets (power only)
         load = np.broadcast_to(p.offered_load_frac, (p.n,))
-        sat_gbps, idle_ns, loaded_ns = (np.empty(p.n) for _ in range(3))
         idle_tab = _media_idle_table()
-        for medium, idx in p.groups("media"):
-            # the offered load is a fraction of the device bandwidth, which the media may bound:
-            # the dram block gets it as a function of one channel's saturation bandwidth
-            def offered_per_channel(sat: np.ndarray, idx=idx) -> np.ndarray:
-                return load[idx] * np.minimum(link_bw_gbps[idx] / n_ch[idx], sat)
-
-            r = dram.evaluate(MEDIA_STANDARD[medium], offered_per_channel, stream[idx], read_frac[idx])
-            sat_gbps[idx], loaded_ns[idx] = r["saturation_gbps"], r["latency_ns"]
-            idle_ns[idx] = np.where(stream[idx], idle_tab[medium]["stream"], idle_tab[medium]["random"])
+        sat_gbps, media_idle_ns, media_loaded_ns = _media_terms(p, link_bw_gbps, stream, n_ch, load, read_frac, idle_tab)
         media_bw_gbps = sat_gbps * n_ch
         bw_gbps = np.minimum(link_bw_gbps, media_bw_gbps)
         offered_gbps = load * bw_gbps
-        media_idle_ns, media_loaded_ns = idle_ns, loaded_ns
 
-        # link queueing: busier direction, fixed flit service -> M/D/1 wait rho/(2(1-rho)) x service
-        link_util = offered_gbps / link_bw_gbps
-        link_wait_ns = link_util / (2.0 * (1.0 - link_util)) * flit_ns
-
+        # --- read latency: host path + link round trip + controller + media, plus queueing when loaded
+        link_wait_ns = _link_wait_ns(offered_gbps, link_bw_gbps, flit_ns)
         local_idle = idle_tab["local"]
         local_ns = p.host_path_ns + np.where(stream, local_idle["stream"], local_idle["random"])
         device_rt_ns = link_rt_ns + p.ctrl_latency_ns + media_idle_ns
         idle_ns = p.host_path_ns + device_rt_ns
         loaded_ns = idle_ns + (media_loaded_ns - media_idle_ns) + link_wait_ns
 
-        # --- cost (cost block prices)
-        media_usd = p.capacity_gib * p.pick("media", {m: _TABLES[m]["usd_per_gib"] for m in MEDIA}) * p.media_usd_per_gib_scale
-        device_usd = (
-            media_usd + p.ctrl_price_usd + p.retimers * p.retimer_price_usd + p.switch_hops * p.switch_price_usd / DEVICES_PER_SWITCH
-        )
-
-        # --- power (energy block): DRAM background per subchannel + dynamic per bit, link PHY, controller
-        bits_per_s = offered_gbps * B_PER_S_PER_GBPS * BITS_PER_BYTE
-        rw_pj = p.read_frac * p.pick("media", {m: _TABLES[m]["read_pj_per_bit"] for m in MEDIA}) + (1 - p.read_frac) * p.pick(
-            "media", {m: _TABLES[m]["write_pj_per_bit"] for m in MEDIA}
-        )
-        lines_per_row = p.pick("media", {m: dram.timing(MEDIA_STANDARD[m]).lines_per_row for m in MEDIA})
-        row_miss = np.where(stream, 1.0 / lines_per_row, 1.0)
-        dram_pj_per_bit = rw_pj + row_miss * p.pick("media", {m: _TABLES[m]["act_pj_per_bit"] for m in MEDIA})
-        phy_pj_per_bit = energy.link_pj_per_bit("cxl_phy")
-        power_w = (
-            n_sub * p.pick("media", {m: _TABLES[m]["background_w"] for m in MEDIA})
-            + bits_per_s * (dram_pj_per_bit + phy_pj_per_bit) * J_PER_PJ
-            + CTRL_POWER_W
-        )
+        device_usd = _device_usd(p)
+        power_w = _device_power_w(p, offered_gbps, stream, n_ch)
 
         nan = np.where(valid, 1.0, np.nan)
         system = self._system(p, local_ns, loaded_ns, bw_gbps, link_bw_gbps, device_usd, power_w, stream)
@@ -372,3 +321,77 @@ class CxlExpander(Model):
             # the capacity-proportional power host DIMMs do (same W/GiB as local DRAM)
             "power_w": host["power_w"] + n_dev * (device_w + p.capacity_gib * workload.DRAM_W_PER_GIB),
         }
+
+
+def _link_terms(p: Batch, read_frac: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Link: unloaded round trip, bandwidth and flit time (link block) per (generation, flit mode), and where it exists."""
+    # the link block takes generation numbers (5 = PCIe 5.0)
+    lanes = np.broadcast_to(p.lanes, (p.n,))
+    hops, retimers = np.broadcast_to(p.switch_hops, (p.n,)), np.broadcast_to(p.retimers, (p.n,))
+    hop_ns = np.broadcast_to(p.hop_latency_ns, (p.n,))
+    port_ns = np.broadcast_to(p.port_latency_ns, (p.n,))
+    link_rt_ns, link_bw_gbps, flit_ns = np.empty(p.n), np.empty(p.n), np.empty(p.n)
+    valid = np.ones(p.n, dtype=bool)
+    for (gen_label, flit_label), idx in p.groups("link_gen", "flit_mode"):
+        gen = link.GENERATIONS.index(gen_label) + 1
+        if flit_label == "68B" and link.GEN_FLIT_MODE[gen - 1]:
+            # the 68 B flit does not exist at 64 GT/s (CXL 3.x): infeasible points
+            valid[idx] = False
+            link_rt_ns[idx] = link_bw_gbps[idx] = flit_ns[idx] = np.nan
+            continue
+        link_rt_ns[idx] = link.cxl_round_trip_ns(
+            gen, lanes[idx], flit_label, n_switches=hops[idx], n_retimers=retimers[idx], switch_ns=hop_ns[idx],
+            port_ns=port_ns[idx],
+        )
+        link_bw_gbps[idx] = link.cxl_mem_bw_gbps(gen, lanes[idx], flit_label, read_frac[idx])
+        flit_ns[idx] = link.flit_serialization_ns(flit_label, gen, lanes[idx])
+    return link_rt_ns, link_bw_gbps, flit_ns, valid
+
+
+def _media_terms(p: Batch, link_bw_gbps: np.ndarray, stream: np.ndarray, n_ch: np.ndarray, load: np.ndarray,
+                 read_frac: np.ndarray, idle_tab: dict[str, dict[str, float]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Media (dram block), once per medium present: a channel's saturation bandwidth, idle and loaded latency."""
+    sat_gbps, idle_ns, loaded_ns = (np.empty(p.n) for _ in range(3))
+    for medium, idx in p.groups("media"):
+        # the offered load is a fraction of the device bandwidth, which the media may bound:
+        # the dram block gets it as a function of one channel's saturation bandwidth
+        def offered_per_channel(sat: np.ndarray, idx=idx) -> np.ndarray:
+            return load[idx] * np.minimum(link_bw_gbps[idx] / n_ch[idx], sat)
+
+        r = dram.evaluate(MEDIA_STANDARD[medium], offered_per_channel, stream[idx], read_frac[idx])
+        sat_gbps[idx], loaded_ns[idx] = r["saturation_gbps"], r["latency_ns"]
+        idle_ns[idx] = np.where(stream[idx], idle_tab[medium]["stream"], idle_tab[medium]["random"])
+    return sat_gbps, idle_ns, loaded_ns
+
+
+def _link_wait_ns(offered_gbps: np.ndarray, link_bw_gbps: np.ndarray, flit_ns: np.ndarray) -> np.ndarray:
+    """Link queueing: busier direction, fixed flit service -> M/D/1 wait rho/(2(1-rho)) x service."""
+    link_util = offered_gbps / link_bw_gbps
+    return link_util / (2.0 * (1.0 - link_util)) * flit_ns
+
+
+def _device_usd(p: Batch) -> np.ndarray:
+    """Device cost (cost block prices): media, controller, retimers and its share of a switch."""
+    media_usd = p.capacity_gib * p.pick("media", {m: _TABLES[m]["usd_per_gib"] for m in MEDIA}) * p.media_usd_per_gib_scale
+    return (
+        media_usd + p.ctrl_price_usd + p.retimers * p.retimer_price_usd + p.switch_hops * p.switch_price_usd / DEVICES_PER_SWITCH
+    )
+
+
+def _device_power_w(p: Batch, offered_gbps: np.ndarray, stream: np.ndarray, n_ch: np.ndarray) -> np.ndarray:
+    """Device power (energy block): DRAM background per subchannel + dynamic per bit, link PHY, controller."""
+    sub = p.pick("media", {m: _TABLES[m]["subchannels"] for m in MEDIA})
+    n_sub = n_ch * sub  # energy-block IDD sets (power only)
+    bits_per_s = offered_gbps * B_PER_S_PER_GBPS * BITS_PER_BYTE
+    rw_pj = p.read_frac * p.pick("media", {m: _TABLES[m]["read_pj_per_bit"] for m in MEDIA}) + (1 - p.read_frac) * p.pick(
+        "media", {m: _TABLES[m]["write_pj_per_bit"] for m in MEDIA}
+    )
+    lines_per_row = p.pick("media", {m: dram.timing(MEDIA_STANDARD[m]).lines_per_row for m in MEDIA})
+    row_miss = np.where(stream, 1.0 / lines_per_row, 1.0)
+    dram_pj_per_bit = rw_pj + row_miss * p.pick("media", {m: _TABLES[m]["act_pj_per_bit"] for m in MEDIA})
+    phy_pj_per_bit = energy.link_pj_per_bit("cxl_phy")
+    return (
+        n_sub * p.pick("media", {m: _TABLES[m]["background_w"] for m in MEDIA})
+        + bits_per_s * (dram_pj_per_bit + phy_pj_per_bit) * J_PER_PJ
+        + CTRL_POWER_W
+    )

@@ -48,6 +48,8 @@ link, DRAM and flash (energy block).  What each fitted constant was fitted to:
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from dse.model import Batch, Metric, Model, Param
@@ -243,212 +245,317 @@ class CxlGpu(Model):
                 "server with its DRAM, and the expansion (UVM host DRAM, GDS SSDs, or CXL endpoints, controllers, switches)")
 
     def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
-        t = wl.TABLE
-        w = p.workload
-        d = p.design
-        med = p.media
-        is_gpu, is_uvm, is_gds = d == 0, d == 1, d == 2
-        is_cxl = d >= 3
-        is_ds = d == DESIGNS.index("cxl_ds")
-        policy = p.pick("design", DESIGN_POLICY)
-        ssd = paths.IS_SSD[med]
-        pat = (t["seq"][w], t["around"][w], t["rand"][w])
-        gpu, uvm_k, ssd_k, gc_k = CAL["gpu"], CAL["uvm"], CAL["ssd"], CAL["gc"]
-        window = p.is_("sr_window", True)
+        """Time per instruction of each design, stage by stage (the module docstring's formula)."""
+        f = _design_flags(p)  # which design, medium, access pattern
+        mix = _instruction_mix(p)  # off-chip loads and stores per instruction (Table 1b)
+        media = paths.calibrated_media()  # the media tables under the calibration in force
+        g = _gpu_dram_ideal(p, mix, media)  # every access local (M2)
+        c = _cxl_path(p)  # controller round trip + link (M1)
+        pl = _placement(p, f, c)  # what GPU memory holds, what the endpoints hold
+        ep = _endpoint(p, f, c, g, media)  # DRAM endpoint, SSD endpoint hit / miss (M1, M5)
+        sr = _sr_size(p, f, mix, g, pl, ep)  # internal-DRAM hit rate at the DevLoad SR size (M6)
+        gc = _gc_pauses(p, f, mix, pl)  # GC pauses per instruction and their length (M5, M7)
+        bw = _bandwidth_roofline(p, f, mix, g, c, pl, ep, sr, gc)  # loads, stores and bandwidth bounds
+        hol = _gc_stall(p, f, mix, pl, gc, bw)  # + head-of-line stalls of GC pauses, DS
+        uv = _uvm_gds(p, mix, g)  # host-runtime page faults (M3, M4)
+        time_ns = np.where(f.is_gpu, g.t_gpu, np.where(f.is_uvm, uv.t_uvm, np.where(f.is_gds, uv.t_gds, hol.t_cxl)))
+        cap = _capacity(p, f, c, pl)  # the expansion must hold what GPU memory does not
+        expansion_usd = _expansion_cost(p, f, c, pl, cap)  # cost block + media.csv
+        power_w = _expansion_power(p, f, mix, c, pl, sr, uv, cap, time_ns)  # energy block
+        load_lat = _load_latency(f, g, pl, ep, sr, uv)  # reported latency of an off-chip load
+        system = _gpu_kernel_system(p, f, mix, time_ns, expansion_usd, power_w)  # gpu-kernel boundary
+        return _metrics(p, f, mix, g, c, pl, ep, sr, bw, gc, cap, time_ns, load_lat, expansion_usd, power_w, system, hol)
 
-        # ---- instruction mix (Table 1b): off-chip loads and stores per instruction; the
-        # per-workload quantities are computed on the 13-row table, then picked
-        ld_w = gpu["offchip_frac"] * t["loads"]
-        ld = ld_w[w]
-        st = gpu["offchip_frac"] * (t["store_base"][w] + t["store_cs"][w] * p.compute_store_scale)
 
-        # ---- GPU-DRAM ideal: every access local (M2).  Posted stores drain in parallel
-        # with the load/compute stream: the two combine as a smooth roofline.
-        media = paths.calibrated_media()
-        dram_ns = media["dram_media_ns"]
-        t_loc_w = paths.GPU_PATH_NS + t["seq"] * dram_ns[0] + t["around"] * dram_ns[1] + t["rand"] * dram_ns[2]
-        mlp_loc = min(paths.LOCAL_QUEUE, paths.GPU_MAX_OUTSTANDING)
-        t_loc = t_loc_w[w]
-        t_store = st * gpu["store_ns"]
-        t_gpu = roofline((paths.ISSUE_NS + ld_w * t_loc_w / mlp_loc)[w], t_store)
+# ----------------------------------------------------------------------------- stages of CxlGpu.evaluate
+#: GB per GiB, for prices per GB of capacities in GiB.
+_GB_PER_GIB = GIB / GB
 
-        # ---- CXL path (M1): controller round trip + link wire time (+ a switch per extra EP)
-        lane_code = np.searchsorted(np.asarray(paths.LANES, dtype=np.float64), p.lanes)
-        li = p.link_gen * len(paths.LANES) + lane_code
-        fan_out = p.eps_per_port > 1
-        cxl_rt = p.ctrl_rt_ns + paths.LINK_TABLE["wire_ns"][li] + np.where(fan_out, paths.LINK_TABLE["switch_ns"][li], 0.0)
-        n_ep = p.root_ports * p.eps_per_port
-        mlp_cxl = np.minimum(p.queue_entries * p.root_ports, paths.GPU_MAX_OUTSTANDING)
-        reserved = np.where(is_ds, p.ds_reserved_gib, 0.0)
-        f_loc = np.clip((p.gpu_local_gib - reserved) / p.working_set_gib, 0.0, 1.0)
-        # endpoint capacity: as set, or (0) what GPU memory does not hold, split over the endpoints
-        ep_cap = np.where(p.ep_capacity_gib > 0, p.ep_capacity_gib,
-                          np.maximum(p.working_set_gib - p.gpu_local_gib + reserved, 0.0) / n_ep)
-        far = 1.0 - f_loc
 
-        # ---- endpoint latency: DRAM endpoint, or SSD endpoint hit/miss (M1, M5)
-        miss_ns = paths.MEDIA_TABLE["miss_ns"][med]
-        t_dram_ep = t_loc + cxl_rt
-        t_hit = paths.GPU_PATH_NS + cxl_rt + media["idram_ns"]
-        backend_gbps = np.where(ssd, n_ep * paths.FILL_B / np.maximum(media["fill_ns"][med], 1e-9),
-                                n_ep * media["dram_ep_bw_gbps"])
+def _design_flags(p: Batch) -> SimpleNamespace:
+    """Which design (and SR policy) each point is, its medium, and its workload's access pattern."""
+    t, w, d = wl.TABLE, p.workload, p.design
+    return SimpleNamespace(
+        is_gpu=d == 0, is_uvm=d == 1, is_gds=d == 2, is_cxl=d >= 3, is_ds=d == DESIGNS.index("cxl_ds"),
+        policy=p.pick("design", DESIGN_POLICY), ssd=paths.IS_SSD[p.media],
+        pat=(t["seq"][w], t["around"][w], t["rand"][w]), window=p.is_("sr_window", True),
+    )
 
+
+def _instruction_mix(p: Batch) -> SimpleNamespace:
+    """Instruction mix (Table 1b): off-chip loads and stores per instruction.
+
+    The per-workload quantities are computed on the 13-row table, then picked."""
+    t, w, gpu = wl.TABLE, p.workload, CAL["gpu"]
+    ld_w = gpu["offchip_frac"] * t["loads"]
+    st = gpu["offchip_frac"] * (t["store_base"][w] + t["store_cs"][w] * p.compute_store_scale)
+    return SimpleNamespace(ld_w=ld_w, ld=ld_w[w], st=st)
+
+
+def _gpu_dram_ideal(p: Batch, mix: SimpleNamespace, media: dict) -> SimpleNamespace:
+    """GPU-DRAM ideal (M2): every access local; posted stores and loads join as a smooth roofline."""
+    t, w = wl.TABLE, p.workload
+    dram_ns = media["dram_media_ns"]
+    t_loc_w = paths.GPU_PATH_NS + t["seq"] * dram_ns[0] + t["around"] * dram_ns[1] + t["rand"] * dram_ns[2]
+    mlp_loc = min(paths.LOCAL_QUEUE, paths.GPU_MAX_OUTSTANDING)
+    t_store = mix.st * CAL["gpu"]["store_ns"]
+    t_gpu = roofline((paths.ISSUE_NS + mix.ld_w * t_loc_w / mlp_loc)[w], t_store)
+    return SimpleNamespace(mlp_loc=mlp_loc, t_loc=t_loc_w[w], t_store=t_store, t_gpu=t_gpu)
+
+
+def _cxl_path(p: Batch) -> SimpleNamespace:
+    """CXL path (M1): controller round trip + link wire time (+ a switch per extra EP), queue depth."""
+    lane_code = np.searchsorted(np.asarray(paths.LANES, dtype=np.float64), p.lanes)
+    li = p.link_gen * len(paths.LANES) + lane_code
+    fan_out = p.eps_per_port > 1
+    cxl_rt = p.ctrl_rt_ns + paths.LINK_TABLE["wire_ns"][li] + np.where(fan_out, paths.LINK_TABLE["switch_ns"][li], 0.0)
+    return SimpleNamespace(li=li, fan_out=fan_out, cxl_rt=cxl_rt, n_ep=p.root_ports * p.eps_per_port,
+                           mlp_cxl=np.minimum(p.queue_entries * p.root_ports, paths.GPU_MAX_OUTSTANDING))
+
+
+def _placement(p: Batch, f: SimpleNamespace, c: SimpleNamespace) -> SimpleNamespace:
+    """Placement of the working set: the share GPU memory holds (less DS's reserve), each endpoint's capacity."""
+    reserved = np.where(f.is_ds, p.ds_reserved_gib, 0.0)
+    f_loc = np.clip((p.gpu_local_gib - reserved) / p.working_set_gib, 0.0, 1.0)
+    # endpoint capacity: as set, or (0) what GPU memory does not hold, split over the endpoints
+    ep_cap = np.where(p.ep_capacity_gib > 0, p.ep_capacity_gib,
+                      np.maximum(p.working_set_gib - p.gpu_local_gib + reserved, 0.0) / c.n_ep)
+    return SimpleNamespace(reserved=reserved, f_loc=f_loc, ep_cap=ep_cap, far=1.0 - f_loc)
+
+
+def _endpoint(p: Batch, f: SimpleNamespace, c: SimpleNamespace, g: SimpleNamespace, media: dict) -> SimpleNamespace:
+    """Endpoint latency (M1, M5): DRAM endpoint, or SSD endpoint hit / miss, and the misses it overlaps."""
+    med, n_ep, ssd_k = p.media, c.n_ep, CAL["ssd"]
+    backend_gbps = np.where(f.ssd, n_ep * paths.FILL_B / np.maximum(media["fill_ns"][med], 1e-9),
+                            n_ep * media["dram_ep_bw_gbps"])
+    return SimpleNamespace(
+        miss_ns=paths.MEDIA_TABLE["miss_ns"][med], t_dram_ep=g.t_loc + c.cxl_rt,
+        t_hit=paths.GPU_PATH_NS + c.cxl_rt + media["idram_ns"], backend_gbps=backend_gbps,
         # a data-dependent (Rand) address enters the SR queue only when its chain's previous
         # load returns: the SR sees min(queue, chains) requests ahead (speculative.sr_lookahead_req)
-        rand_queue = speculative.sr_lookahead_req(p.queue_entries, p.pointer_chains)
-
-        def ssd_hits(gran: np.ndarray, rows: np.ndarray | None = None) -> dict[str, np.ndarray]:
-            """Hit rates at SR size ``gran`` of the points in ``rows`` (all when None)."""
-            cols = [policy, *pat, window, miss_ns, p.queue_entries, p.idram_gib, rand_queue]
-            if rows is not None:
-                cols = [np.broadcast_to(c, (p.n,))[rows] for c in cols]
-            pol, seq, around, rand, win, miss, queue, cache, rq = cols
-            return speculative.hit_rates(pol, (seq, around, rand), gran, win, miss, queue, cache, rand_queue=rq)
-
+        rand_queue=speculative.sr_lookahead_req(p.queue_entries, p.pointer_chains),
         # an SSD endpoint serves only ``miss_concurrency`` flash misses at a time (fitted)
-        miss_overlap = np.minimum(mlp_cxl, ssd_k["miss_concurrency"] * n_ep)
-        seq_overlap = np.minimum(mlp_cxl, ssd_k["seq_miss_concurrency"] * n_ep)
+        miss_overlap=np.minimum(c.mlp_cxl, ssd_k["miss_concurrency"] * n_ep),
+        seq_overlap=np.minimum(c.mlp_cxl, ssd_k["seq_miss_concurrency"] * n_ep),
+        mlp_cxl=c.mlp_cxl,
+    )
 
-        def exposed_ld_ns(h: dict[str, np.ndarray]) -> np.ndarray:
-            """Exposed time per far load: latency over the overlap the path allows."""
-            t_ssd = t_hit / mlp_cxl + ((1.0 - h["hit"] - h["miss_seq"]) / miss_overlap + h["miss_seq"] / seq_overlap) * miss_ns
-            return np.where(ssd, t_ssd, t_dram_ep / mlp_cxl)
 
-        def cxl_lat(h: dict[str, np.ndarray]) -> np.ndarray:
-            return paths.ISSUE_NS + ld * (f_loc * t_loc / mlp_loc + far * exposed_ld_ns(h))
+def _ssd_hits(p: Batch, f: SimpleNamespace, ep: SimpleNamespace, gran: np.ndarray,
+              rows: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Hit rates at SR size ``gran`` of the points in ``rows`` (all when None)."""
+    cols = [f.policy, *f.pat, f.window, ep.miss_ns, p.queue_entries, p.idram_gib, ep.rand_queue]
+    if rows is not None:
+        cols = [np.broadcast_to(c, (p.n,))[rows] for c in cols]
+    pol, seq, around, rand, win, miss, queue, cache, rq = cols
+    return speculative.hit_rates(pol, (seq, around, rand), gran, win, miss, queue, cache, rand_queue=rq)
 
-        # ---- SR size under DevLoad (M6): one fixed-point step from the largest size
-        gmax = p.sr_gran_max_b * np.ones(p.n)
-        first = ssd_hits(gmax)
-        acc_per_ns = (ld + st) * far / roofline(cxl_lat(first), t_store)
-        ld_share = np.where(ld + st > 0, ld / np.maximum(ld + st, 1e-30), 1.0)
-        fill_b = ld_share * (1.0 - first["hit"]) * paths.FILL_B + (1.0 - ld_share) * CACHELINE_B
-        adapt = (policy >= 2) & p.is_("devload", True)
-        gran = np.where(adapt, speculative.devload_gran_b(gmax, p.devload_moderate_frac, backend_gbps, acc_per_ns, fill_b,
-                                                          ld_share * first["sr_b"]), gmax)
-        # second pass only where DevLoad moved the size
-        rows = np.nonzero(np.broadcast_to(adapt & ssd & (gran < gmax), (p.n,)))[0]
-        hr = {k: np.array(np.broadcast_to(v, (p.n,)), dtype=np.float64) for k, v in first.items()}
-        if rows.size:
-            again = ssd_hits(np.broadcast_to(gran, (p.n,))[rows], rows)
-            for k in hr:
-                hr[k][rows] = again[k]
-        hit = np.where(ssd, hr["hit"], 1.0)
 
-        # ---- garbage collection (M5, M7): a pause per interval of written bytes, on erase
-        # media.  A sequential writer overwrites whole blocks, so its victims hold no valid
-        # pages and a pause is one erase; scattered writes leave victims with valid pages to
-        # copy (flash block greedy-GC model at the device's over-provisioning).
-        gc_rand_us, gc_seq_us = paths.gc_pauses_us()
-        gc_pause_ns = NS_PER_US * (pat[0] * gc_seq_us[med] + (1.0 - pat[0]) * gc_rand_us[med])
-        written_b = st * far * CACHELINE_B  # bytes written to the endpoints per instruction
-        pauses = written_b / (gc_k["interval_gib"] * GIB)  # GC pauses per instruction
+def _exposed_ld_ns(f: SimpleNamespace, ep: SimpleNamespace, h: dict[str, np.ndarray]) -> np.ndarray:
+    """Exposed time per far load: latency over the overlap the path allows."""
+    t_ssd = (ep.t_hit / ep.mlp_cxl
+             + ((1.0 - h["hit"] - h["miss_seq"]) / ep.miss_overlap + h["miss_seq"] / ep.seq_overlap) * ep.miss_ns)
+    return np.where(f.ssd, t_ssd, ep.t_dram_ep / ep.mlp_cxl)
 
-        # ---- bandwidth bounds of the links and of DRAM endpoints join the roofline.  The
-        # flash backend's load acts through DevLoad (the SR size) and is reported; the
-        # flash block's configurations are not these devices' controllers, so it is no bound.
-        link_gbps = n_ep / p.eps_per_port * paths.LINK_TABLE["bw_gbps"][li]
-        link_b = (ld + st) * far * CACHELINE_B
-        media_b = np.where(ssd, ld * far * ((1.0 - hit) * paths.FILL_B + hr["sr_b"]) + written_b, link_b)
-        t_run = roofline(cxl_lat(hr), t_store, link_b / link_gbps, np.where(ssd, 0.0, media_b / backend_gbps))
-        # head-of-line blocking (M5): a pause blocks the endpoint's writes; the GPU runs on
-        # until the root ports' memory queues hold only blocked stores, then stalls whole
-        st_per_ns = st * far / t_run
-        q_total = p.queue_entries * p.root_ports
-        stall_ns = NS_PER_US * (pat[0] * hol_stall_us(gc_seq_us[med], q_total, st_per_ns)
-                                + (1.0 - pat[0]) * hol_stall_us(gc_rand_us[med], q_total, st_per_ns))
-        gc_ns = pauses * stall_ns
-        # DS: writes during a pause go to reserved GPU memory; only the overflow stalls
-        w_rate = written_b / t_run  # B/ns
-        with np.errstate(divide="ignore", invalid="ignore"):
-            overflow = np.clip(1.0 - p.ds_reserved_gib * GIB / np.maximum(w_rate * gc_pause_ns, 1e-30), 0.0, 1.0)
-        gc_ns = np.where(is_ds, overflow, 1.0) * gc_ns
-        t_cxl = t_run + gc_ns
 
-        # ---- UVM and GDS (M3, M4): host-runtime page faults on non-resident data
-        page_b = p.uvm_page_kib * KIB
-        page_code = np.searchsorted(np.asarray(paths.UVM_PAGES_KIB, dtype=np.float64), p.uvm_page_kib)
-        nonres = np.maximum(1.0 - p.gpu_local_gib / p.working_set_gib, 1.0 / UVM_REUSE_PASSES)
-        faults = (ld + st) * nonres * CACHELINE_B / page_b
-        fault_ns = p.host_fault_us * NS_PER_US + paths.HOST_COPY_NS[page_code]
-        t_uvm = t_gpu + faults * fault_ns * uvm_k["faults_per_page"]
-        gds_io = paths.GDS_IO_NS[med, page_code]
-        t_gds = t_gpu + faults * (fault_ns + gds_io) * uvm_k["faults_per_page"]
+def _cxl_lat(f: SimpleNamespace, mix: SimpleNamespace, g: SimpleNamespace, pl: SimpleNamespace,
+             ep: SimpleNamespace, h: dict[str, np.ndarray]) -> np.ndarray:
+    """Latency-bound stream of a CXL design: issue + local and far loads' exposed time per instruction."""
+    return paths.ISSUE_NS + mix.ld * (pl.f_loc * g.t_loc / g.mlp_loc + pl.far * _exposed_ld_ns(f, ep, h))
 
-        time_ns = np.where(is_gpu, t_gpu, np.where(is_uvm, t_uvm, np.where(is_gds, t_gds, t_cxl)))
 
-        # ---- capacity: the expansion must hold what GPU memory does not
-        added_gib = np.where(is_cxl | is_gds, n_ep * ep_cap, np.maximum(p.working_set_gib - p.gpu_local_gib, 0.0))
-        fits = np.where(is_cxl | is_gds, added_gib + p.gpu_local_gib - reserved >= p.working_set_gib * (1 - 1e-12), True)
-        gds_dram = is_gds & ~ssd  # GDS reads pages from an SSD: a DRAM medium is no such design
-        valid = fits & ~gds_dram
-        nan = np.where(valid, 1.0, np.nan)
+def _sr_size(p: Batch, f: SimpleNamespace, mix: SimpleNamespace, g: SimpleNamespace, pl: SimpleNamespace,
+             ep: SimpleNamespace) -> SimpleNamespace:
+    """SR size under DevLoad (M6), one fixed-point step from the largest size, and its hit rates."""
+    ld, st, far = mix.ld, mix.st, pl.far
+    gmax = p.sr_gran_max_b * np.ones(p.n)
+    first = _ssd_hits(p, f, ep, gmax)
+    acc_per_ns = (ld + st) * far / roofline(_cxl_lat(f, mix, g, pl, ep, first), g.t_store)
+    ld_share = np.where(ld + st > 0, ld / np.maximum(ld + st, 1e-30), 1.0)
+    fill_b = ld_share * (1.0 - first["hit"]) * paths.FILL_B + (1.0 - ld_share) * CACHELINE_B
+    adapt = (f.policy >= 2) & p.is_("devload", True)
+    gran = np.where(adapt, speculative.devload_gran_b(gmax, p.devload_moderate_frac, ep.backend_gbps, acc_per_ns, fill_b,
+                                                      ld_share * first["sr_b"]), gmax)
+    # second pass only where DevLoad moved the size
+    rows = np.nonzero(np.broadcast_to(adapt & f.ssd & (gran < gmax), (p.n,)))[0]
+    hr = {k: np.array(np.broadcast_to(v, (p.n,)), dtype=np.float64) for k, v in first.items()}
+    if rows.size:
+        again = _ssd_hits(p, f, ep, np.broadcast_to(gran, (p.n,))[rows], rows)
+        for k in hr:
+            hr[k][rows] = again[k]
+    return SimpleNamespace(gran=gran, hr=hr, hit=np.where(f.ssd, hr["hit"], 1.0))
 
-        # ---- cost (cost block + media.csv)
-        usd_gb = np.choose(med, [np.broadcast_to(p[f"{m}_usd_per_gb"], (p.n,)) for m in paths.MEDIA])
-        gb_per_gib = GIB / GB
-        ssd_extra = _PRICE["ssd_controller_enterprise"].value + p.idram_gib * _PRICE["dram_ddr4"].value
-        ep_usd = ep_cap * gb_per_gib * usd_gb + np.where(ssd, ssd_extra, 0.0)
-        cxl_usd = n_ep * (ep_usd + _PRICE["cxl_memory_controller"].value) + p.root_ports * fan_out * _PRICE["cxl_switch"].value
-        host_dram_usd = added_gib * gb_per_gib * p.dram_usd_per_gb
-        hbm_usd = added_gib * _PRICE["dram_hbm"].value
-        expansion_usd = np.where(is_gpu, hbm_usd, np.where(is_uvm, host_dram_usd, np.where(is_gds, n_ep * ep_usd, cxl_usd)))
 
-        # ---- power (energy block): controllers, media background, per-byte energy
-        far_acc_per_s = (ld + st) * far / time_ns * NS_PER_S
-        link_w = far_acc_per_s * CACHELINE_B * BITS_PER_BYTE * LINK_PJ_PER_BIT * J_PER_PJ
-        dram_dyn_w = far_acc_per_s * CACHELINE_B * BITS_PER_BYTE * DRAM_PJ_PER_BIT * J_PER_PJ
-        fills_per_s = ld * far * (1.0 - hit) / time_ns * NS_PER_S
-        flash_dyn_w = (fills_per_s + ld * far * hr["sr_b"] / paths.FILL_B / time_ns * NS_PER_S) * FILL_PJ[med] * J_PER_PJ
-        ssd_ep_w = SSD_CTRL_POWER_W + FLASH_IDLE_W[med] + p.idram_gib * DRAM_BG_W_PER_GIB
-        ep_w = np.where(ssd, ssd_ep_w + flash_dyn_w / n_ep, ep_cap * DRAM_BG_W_PER_GIB + dram_dyn_w / n_ep)
-        cxl_w = n_ep * (ep_w + CXL_CTRL_POWER_W) + link_w
-        uvm_fault_per_s = faults / time_ns * NS_PER_S
-        uvm_w = added_gib * DRAM_BG_W_PER_GIB + uvm_fault_per_s * page_b * BITS_PER_BYTE * LINK_PJ_PER_BIT * J_PER_PJ
-        gds_w = n_ep * ssd_ep_w + uvm_fault_per_s * page_b * BITS_PER_BYTE * (LINK_PJ_PER_BIT * J_PER_PJ) + uvm_fault_per_s * page_b / paths.FILL_B * FILL_PJ[med] * J_PER_PJ
-        power_w = np.where(is_gpu, added_gib * DRAM_BG_W_PER_GIB, np.where(is_uvm, uvm_w, np.where(is_gds, gds_w, cxl_w)))
+def _gc_pauses(p: Batch, f: SimpleNamespace, mix: SimpleNamespace, pl: SimpleNamespace) -> SimpleNamespace:
+    """Garbage collection (M5, M7): a pause per interval of written bytes, on erase media.
 
-        # ---- reported latency of an off-chip load
-        ep_lat = np.where(ssd, t_hit + (1.0 - hit) * miss_ns, t_dram_ep)
-        fault_lat = nonres * CACHELINE_B / page_b * uvm_k["faults_per_page"] * np.where(is_gds, fault_ns + gds_io, fault_ns)
-        load_lat = np.where(is_gpu, t_loc, np.where(is_uvm | is_gds, t_loc + fault_lat, f_loc * t_loc + far * ep_lat))
-        cxl_nan = np.where(is_cxl, 1.0, np.nan)
-        sr_nan = np.where(is_cxl & ssd & (policy >= 1), 1.0, np.nan)
-        lookahead = (pat[0] + pat[1]) * p.queue_entries + pat[2] * rand_queue
+    A sequential writer overwrites whole blocks, so its victims hold no valid pages and a
+    pause is one erase; scattered writes leave victims with valid pages to copy (flash block
+    greedy-GC model at the device's over-provisioning)."""
+    med, seq = p.media, f.pat[0]
+    gc_rand_us, gc_seq_us = paths.gc_pauses_us()
+    written_b = mix.st * pl.far * CACHELINE_B  # bytes written to the endpoints per instruction
+    return SimpleNamespace(
+        rand_us=gc_rand_us, seq_us=gc_seq_us, pause_ns=NS_PER_US * (seq * gc_seq_us[med] + (1.0 - seq) * gc_rand_us[med]),
+        written_b=written_b, pauses=written_b / (CAL["gc"]["interval_gib"] * GIB),  # GC pauses per instruction
+    )
 
-        # ---- gpu-kernel boundary: a run is one pass over the footprint, footprint / 64 B
-        # off-chip accesses; gpu_dram holds it in HBM on as many GPUs as that takes (the kernel
-        # split evenly, no traffic between them), every other design runs it on one GPU
-        instr_per_run = p.working_set_gib * GIB / CACHELINE_B / (ld + st)
-        gpus = np.where(is_gpu, np.maximum(1.0, np.ceil(p.working_set_gib / p.gpu_local_gib - 1e-9)), 1.0)
-        kernel_ms = instr_per_run * time_ns / gpus / NS_PER_S * MS_PER_S
-        hosts = np.ceil(gpus / p.gpus_per_host - 1e-9)
-        host_usd = hosts * (_PRICE["host_server_2s"].value + p.host_dram_gib * gb_per_gib * p.dram_usd_per_gb)
-        host_w = hosts * (_PRICE["host_server_2s_power_w"].value + p.host_dram_gib * _PRICE["dram_power_w_per_gib"].value)
-        sys_usd = gpus * p.gpu_usd + host_usd + np.where(is_gpu, 0.0, expansion_usd)
-        sys_w = gpus * p.gpu_power_w + host_w + np.where(is_gpu, 0.0, power_w)
-        return {
-            "infeasible": {GDS_NEEDS_SSD: gds_dram, NO_FIT: ~fits},
-            "slowdown_x": time_ns / t_gpu * nan,
-            "time_per_instr_ns": time_ns * nan,
-            "load_latency_ns": load_lat * nan,
-            "offchip_per_kinstr": (ld + st) * KINSTR * nan,
-            "cxl_round_trip_ns": cxl_rt * cxl_nan,
-            "idram_hit_frac": np.where(ssd & is_cxl, hit, np.nan) * nan,
-            "sr_gran_b": np.where(is_cxl & ssd & (policy >= 1), np.where(policy >= 2, gran, speculative.NAIVE_GRAN_B), np.nan) * nan,
-            "sr_lookahead_req": lookahead * sr_nan * nan,
-            "mlp_vs_ideal_x": np.where(is_cxl, mlp_cxl / mlp_loc, 1.0) * nan,
-            "gc_stall_frac": np.where(ssd, gc_ns / time_ns, 0.0) * cxl_nan * nan,
-            "backend_util_frac": media_b / time_ns / backend_gbps * cxl_nan * nan,
-            "link_util_frac": link_b / time_ns / link_gbps * cxl_nan * nan,
-            "added_capacity_gib": added_gib * nan,
-            "expansion_usd": expansion_usd * nan,
-            "usd_per_gb": np.divide(expansion_usd, added_gib * gb_per_gib, out=np.full(np.shape(expansion_usd), np.nan),
-                                    where=added_gib > 0) * nan,
-            "expansion_power_w": power_w * nan,
-            "kernel_time_ms": kernel_ms * nan,
-            "gpu_count": gpus,
-            "work_per_s": MS_PER_S / kernel_ms * nan,
-            "capex_usd": sys_usd * nan,
-            "power_w": sys_w * nan,
-        }
+
+def _bandwidth_roofline(p: Batch, f: SimpleNamespace, mix: SimpleNamespace, g: SimpleNamespace, c: SimpleNamespace,
+                        pl: SimpleNamespace, ep: SimpleNamespace, sr: SimpleNamespace,
+                        gc: SimpleNamespace) -> SimpleNamespace:
+    """Run time without GC: the load stream, the store drain and the links' and DRAM endpoints' bandwidth bounds.
+
+    The flash backend's load acts through DevLoad (the SR size) and is reported; the flash
+    block's configurations are not these devices' controllers, so it is no bound."""
+    ld, far = mix.ld, pl.far
+    link_gbps = c.n_ep / p.eps_per_port * paths.LINK_TABLE["bw_gbps"][c.li]
+    link_b = (ld + mix.st) * far * CACHELINE_B
+    media_b = np.where(f.ssd, ld * far * ((1.0 - sr.hit) * paths.FILL_B + sr.hr["sr_b"]) + gc.written_b, link_b)
+    t_run = roofline(_cxl_lat(f, mix, g, pl, ep, sr.hr), g.t_store, link_b / link_gbps,
+                     np.where(f.ssd, 0.0, media_b / ep.backend_gbps))
+    return SimpleNamespace(link_gbps=link_gbps, link_b=link_b, media_b=media_b, t_run=t_run)
+
+
+def _gc_stall(p: Batch, f: SimpleNamespace, mix: SimpleNamespace, pl: SimpleNamespace, gc: SimpleNamespace,
+              bw: SimpleNamespace) -> SimpleNamespace:
+    """Head-of-line blocking of GC pauses (M5), and DS absorbing the writes of a pause (M7)."""
+    # a pause blocks the endpoint's writes; the GPU runs on until the root ports' memory
+    # queues hold only blocked stores, then stalls whole
+    med, seq, t_run = p.media, f.pat[0], bw.t_run
+    st_per_ns = mix.st * pl.far / t_run
+    q_total = p.queue_entries * p.root_ports
+    stall_ns = NS_PER_US * (seq * hol_stall_us(gc.seq_us[med], q_total, st_per_ns)
+                            + (1.0 - seq) * hol_stall_us(gc.rand_us[med], q_total, st_per_ns))
+    gc_ns = gc.pauses * stall_ns
+    # DS: writes during a pause go to reserved GPU memory; only the overflow stalls
+    w_rate = gc.written_b / t_run  # B/ns
+    with np.errstate(divide="ignore", invalid="ignore"):
+        overflow = np.clip(1.0 - p.ds_reserved_gib * GIB / np.maximum(w_rate * gc.pause_ns, 1e-30), 0.0, 1.0)
+    gc_ns = np.where(f.is_ds, overflow, 1.0) * gc_ns
+    return SimpleNamespace(gc_ns=gc_ns, t_cxl=t_run + gc_ns)
+
+
+def _uvm_gds(p: Batch, mix: SimpleNamespace, g: SimpleNamespace) -> SimpleNamespace:
+    """UVM and GDS (M3, M4): host-runtime page faults on non-resident data (GDS: + the SSD read)."""
+    uvm_k = CAL["uvm"]
+    page_b = p.uvm_page_kib * KIB
+    page_code = np.searchsorted(np.asarray(paths.UVM_PAGES_KIB, dtype=np.float64), p.uvm_page_kib)
+    nonres = np.maximum(1.0 - p.gpu_local_gib / p.working_set_gib, 1.0 / UVM_REUSE_PASSES)
+    faults = (mix.ld + mix.st) * nonres * CACHELINE_B / page_b
+    fault_ns = p.host_fault_us * NS_PER_US + paths.HOST_COPY_NS[page_code]
+    gds_io = paths.GDS_IO_NS[p.media, page_code]
+    return SimpleNamespace(
+        page_b=page_b, nonres=nonres, faults=faults, fault_ns=fault_ns, gds_io=gds_io,
+        t_uvm=g.t_gpu + faults * fault_ns * uvm_k["faults_per_page"],
+        t_gds=g.t_gpu + faults * (fault_ns + gds_io) * uvm_k["faults_per_page"],
+    )
+
+
+def _capacity(p: Batch, f: SimpleNamespace, c: SimpleNamespace, pl: SimpleNamespace) -> SimpleNamespace:
+    """Capacity: the expansion must hold what GPU memory does not; GDS needs an SSD medium."""
+    ext = f.is_cxl | f.is_gds
+    added_gib = np.where(ext, c.n_ep * pl.ep_cap, np.maximum(p.working_set_gib - p.gpu_local_gib, 0.0))
+    fits = np.where(ext, added_gib + p.gpu_local_gib - pl.reserved >= p.working_set_gib * (1 - 1e-12), True)
+    gds_dram = f.is_gds & ~f.ssd  # GDS reads pages from an SSD: a DRAM medium is no such design
+    valid = fits & ~gds_dram
+    return SimpleNamespace(added_gib=added_gib, fits=fits, gds_dram=gds_dram, nan=np.where(valid, 1.0, np.nan))
+
+
+def _expansion_cost(p: Batch, f: SimpleNamespace, c: SimpleNamespace, pl: SimpleNamespace,
+                    cap: SimpleNamespace) -> np.ndarray:
+    """Cost of the expansion (cost block + media.csv): media, controllers, internal DRAM, switches."""
+    usd_gb = np.choose(p.media, [np.broadcast_to(p[f"{m}_usd_per_gb"], (p.n,)) for m in paths.MEDIA])
+    ssd_extra = _PRICE["ssd_controller_enterprise"].value + p.idram_gib * _PRICE["dram_ddr4"].value
+    ep_usd = pl.ep_cap * _GB_PER_GIB * usd_gb + np.where(f.ssd, ssd_extra, 0.0)
+    cxl_usd = c.n_ep * (ep_usd + _PRICE["cxl_memory_controller"].value) + p.root_ports * c.fan_out * _PRICE["cxl_switch"].value
+    host_dram_usd = cap.added_gib * _GB_PER_GIB * p.dram_usd_per_gb
+    hbm_usd = cap.added_gib * _PRICE["dram_hbm"].value
+    return np.where(f.is_gpu, hbm_usd, np.where(f.is_uvm, host_dram_usd, np.where(f.is_gds, c.n_ep * ep_usd, cxl_usd)))
+
+
+def _expansion_power(p: Batch, f: SimpleNamespace, mix: SimpleNamespace, c: SimpleNamespace, pl: SimpleNamespace,
+                     sr: SimpleNamespace, uv: SimpleNamespace, cap: SimpleNamespace, time_ns: np.ndarray) -> np.ndarray:
+    """Power of the expansion (energy block): controllers, media background, per-byte energy."""
+    med, ld, far, n_ep, added_gib = p.media, mix.ld, pl.far, c.n_ep, cap.added_gib
+    far_acc_per_s = (ld + mix.st) * far / time_ns * NS_PER_S
+    link_w = far_acc_per_s * CACHELINE_B * BITS_PER_BYTE * LINK_PJ_PER_BIT * J_PER_PJ
+    dram_dyn_w = far_acc_per_s * CACHELINE_B * BITS_PER_BYTE * DRAM_PJ_PER_BIT * J_PER_PJ
+    fills_per_s = ld * far * (1.0 - sr.hit) / time_ns * NS_PER_S
+    flash_dyn_w = (fills_per_s + ld * far * sr.hr["sr_b"] / paths.FILL_B / time_ns * NS_PER_S) * FILL_PJ[med] * J_PER_PJ
+    ssd_ep_w = SSD_CTRL_POWER_W + FLASH_IDLE_W[med] + p.idram_gib * DRAM_BG_W_PER_GIB
+    ep_w = np.where(f.ssd, ssd_ep_w + flash_dyn_w / n_ep, pl.ep_cap * DRAM_BG_W_PER_GIB + dram_dyn_w / n_ep)
+    cxl_w = n_ep * (ep_w + CXL_CTRL_POWER_W) + link_w
+    uvm_fault_per_s = uv.faults / time_ns * NS_PER_S
+    page_b = uv.page_b
+    uvm_w = added_gib * DRAM_BG_W_PER_GIB + uvm_fault_per_s * page_b * BITS_PER_BYTE * LINK_PJ_PER_BIT * J_PER_PJ
+    gds_w = (n_ep * ssd_ep_w + uvm_fault_per_s * page_b * BITS_PER_BYTE * (LINK_PJ_PER_BIT * J_PER_PJ)
+             + uvm_fault_per_s * page_b / paths.FILL_B * FILL_PJ[med] * J_PER_PJ)
+    return np.where(f.is_gpu, added_gib * DRAM_BG_W_PER_GIB, np.where(f.is_uvm, uvm_w, np.where(f.is_gds, gds_w, cxl_w)))
+
+
+def _load_latency(f: SimpleNamespace, g: SimpleNamespace, pl: SimpleNamespace, ep: SimpleNamespace,
+                  sr: SimpleNamespace, uv: SimpleNamespace) -> np.ndarray:
+    """Reported latency of an off-chip load: local, endpoint hit / miss, or page fault."""
+    ep_lat = np.where(f.ssd, ep.t_hit + (1.0 - sr.hit) * ep.miss_ns, ep.t_dram_ep)
+    fault_lat = (uv.nonres * CACHELINE_B / uv.page_b * CAL["uvm"]["faults_per_page"]
+                 * np.where(f.is_gds, uv.fault_ns + uv.gds_io, uv.fault_ns))
+    t_loc = g.t_loc
+    return np.where(f.is_gpu, t_loc, np.where(f.is_uvm | f.is_gds, t_loc + fault_lat, pl.f_loc * t_loc + pl.far * ep_lat))
+
+
+def _gpu_kernel_system(p: Batch, f: SimpleNamespace, mix: SimpleNamespace, time_ns: np.ndarray,
+                       expansion_usd: np.ndarray, power_w: np.ndarray) -> SimpleNamespace:
+    """The gpu-kernel boundary: one pass over the footprint on as many GPUs and hosts as it takes.
+
+    A run is footprint / 64 B off-chip accesses; gpu_dram holds it in HBM on as many GPUs as
+    that takes (the kernel split evenly, no traffic between them), every other design runs it
+    on one GPU."""
+    instr_per_run = p.working_set_gib * GIB / CACHELINE_B / (mix.ld + mix.st)
+    gpus = np.where(f.is_gpu, np.maximum(1.0, np.ceil(p.working_set_gib / p.gpu_local_gib - 1e-9)), 1.0)
+    kernel_ms = instr_per_run * time_ns / gpus / NS_PER_S * MS_PER_S
+    hosts = np.ceil(gpus / p.gpus_per_host - 1e-9)
+    host_usd = hosts * (_PRICE["host_server_2s"].value + p.host_dram_gib * _GB_PER_GIB * p.dram_usd_per_gb)
+    host_w = hosts * (_PRICE["host_server_2s_power_w"].value + p.host_dram_gib * _PRICE["dram_power_w_per_gib"].value)
+    return SimpleNamespace(
+        gpus=gpus, kernel_ms=kernel_ms,
+        usd=gpus * p.gpu_usd + host_usd + np.where(f.is_gpu, 0.0, expansion_usd),
+        w=gpus * p.gpu_power_w + host_w + np.where(f.is_gpu, 0.0, power_w),
+    )
+
+
+def _metrics(p: Batch, f: SimpleNamespace, mix: SimpleNamespace, g: SimpleNamespace, c: SimpleNamespace,
+             pl: SimpleNamespace, ep: SimpleNamespace, sr: SimpleNamespace, bw: SimpleNamespace, gc: SimpleNamespace,
+             cap: SimpleNamespace, time_ns: np.ndarray, load_lat: np.ndarray, expansion_usd: np.ndarray,
+             power_w: np.ndarray, system: SimpleNamespace, hol: SimpleNamespace) -> dict[str, np.ndarray]:
+    """The metric columns; NaN where the design does not fit or a metric does not apply."""
+    ssd, is_cxl, policy, pat, nan, added_gib = f.ssd, f.is_cxl, f.policy, f.pat, cap.nan, cap.added_gib
+    cxl_nan = np.where(is_cxl, 1.0, np.nan)
+    sr_nan = np.where(is_cxl & ssd & (policy >= 1), 1.0, np.nan)
+    lookahead = (pat[0] + pat[1]) * p.queue_entries + pat[2] * ep.rand_queue
+    return {
+        "infeasible": {GDS_NEEDS_SSD: cap.gds_dram, NO_FIT: ~cap.fits},
+        "slowdown_x": time_ns / g.t_gpu * nan,
+        "time_per_instr_ns": time_ns * nan,
+        "load_latency_ns": load_lat * nan,
+        "offchip_per_kinstr": (mix.ld + mix.st) * KINSTR * nan,
+        "cxl_round_trip_ns": c.cxl_rt * cxl_nan,
+        "idram_hit_frac": np.where(ssd & is_cxl, sr.hit, np.nan) * nan,
+        "sr_gran_b": np.where(is_cxl & ssd & (policy >= 1), np.where(policy >= 2, sr.gran, speculative.NAIVE_GRAN_B),
+                              np.nan) * nan,
+        "sr_lookahead_req": lookahead * sr_nan * nan,
+        "mlp_vs_ideal_x": np.where(is_cxl, c.mlp_cxl / g.mlp_loc, 1.0) * nan,
+        "gc_stall_frac": np.where(ssd, hol.gc_ns / time_ns, 0.0) * cxl_nan * nan,
+        "backend_util_frac": bw.media_b / time_ns / ep.backend_gbps * cxl_nan * nan,
+        "link_util_frac": bw.link_b / time_ns / bw.link_gbps * cxl_nan * nan,
+        "added_capacity_gib": added_gib * nan,
+        "expansion_usd": expansion_usd * nan,
+        "usd_per_gb": np.divide(expansion_usd, added_gib * _GB_PER_GIB, out=np.full(np.shape(expansion_usd), np.nan),
+                                where=added_gib > 0) * nan,
+        "expansion_power_w": power_w * nan,
+        "kernel_time_ms": system.kernel_ms * nan,
+        "gpu_count": system.gpus,
+        "work_per_s": MS_PER_S / system.kernel_ms * nan,
+        "capex_usd": system.usd * nan,
+        "power_w": system.w * nan,
+    }

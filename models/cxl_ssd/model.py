@@ -50,6 +50,8 @@ bandwidth is the devices' link and Z-NAND rates (host DDR for ``dram``).
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from dse.model import Batch, Metric, Model, Param, knob_params
@@ -342,204 +344,260 @@ class CxlSsd(Model):
             return self._compute(p)
 
     def _compute(self, p: Batch) -> dict[str, np.ndarray]:
-        d = {k: p.is_("design", k) for k in DESIGNS}
-        is_apex = p.is_("workload", "apex")
-        is_stream = p.is_("workload", "stream")
-        is_ssd = d["pcie_ssd"] | d["cxl_ssd"] | d["cxl_assd"]
-        cacheable = ~d["pcie_ssd"]
-        # --- workload (Table 1b): misses, loads, stores, locality --------------------------
-        def col(arr: np.ndarray, pad: float = 0.0) -> np.ndarray:
-            # apex / stream rows take ``pad`` (unused by them)
-            return p.pick("workload", dict(zip(WORKLOADS, tuple(arr) + (pad, pad))))
-
-        m = col(wl.MPKI) / 1000.0 * p.mpki_scale  # LLC misses per instruction
-        ld, st = col(wl.LOAD_FRAC), col(wl.STORE_FRAC)
-        q = np.where(is_stream, STREAM_READ_FRAC, np.where(ld + st > 0, ld / np.maximum(ld + st, 1e-12), 1.0))
-        alpha = col(wl.ALPHA, 0.5)
-        footprint_b = col(wl.FOOTPRINT_B, GB)
-        ssd_dram_gib = p.ssd_dram_frac * p.capacity_gib
-        ssd_dram_b = ssd_dram_gib * GIB
-
-        # --- device-side paths (memssd / link / flash blocks) -------------------------------
-        gen = p.pick("link_gen", {g: link.GENERATIONS.index(g) + 1 for g in LINK_GENS})
-        flit = p.pick("flit_mode", {m_: i for i, m_ in enumerate(FLIT_MODES)})
-        valid = ~((flit == 0) & link.GEN_FLIT_MODE[gen - 1])  # no 68 B flit at 64 GT/s
-        flit = np.where(valid, flit, 1)
-        cxl_rt = memssd.cxl_path_ns(gen, p.lanes, flit, p.switch_hops, p.hop_latency_ns)
-        tr_delta_ns = (p.flash_tr_us - ZNAND_TR_US) * NS_PER_US
-        miss_ns = SECTOR_READ_NS + tr_delta_ns + p.miss_firmware_ns  # plain: the missed sector
-        page_miss_ns = PAGE_READ_NS + tr_delta_ns + p.miss_firmware_ns  # BF prefetch: the page
-        blk = block_figures()
-        ssd_dram_ns = blk["ssd_dram_ns"]
-
-        # --- SSD-DRAM hit rate of the device's reads ----------------------------------------
-        # SPEC: LRU lines below the 2 MB LLC, Zipf reuse fitted to Table 1b (workloads.py).
-        h_spec = memssd.powerlaw_hit_rate(ssd_dram_b, wl.LLC_B, footprint_b, alpha)
-        # Apex-Map: P(index < k) = (k / M)^alpha for each level, host caches included.
-        apex_b = p.apex_memory_gib * GIB
-        cum = lambda size_b: np.clip(size_b / apex_b, 0.0, 1.0) ** p.apex_alpha  # noqa: E731
-        h1, h2, hs_cum = cum(PROTO_L1_B), cum(PROTO_L2_B), cum(PROTO_L2_B + ssd_dram_b)
-        h_apex = np.clip((hs_cum - h2) / np.maximum(1.0 - h2, 1e-12), 0.0, 1.0)
-        # STREAM's arrays outrun the SSD DRAM: a plain device never re-reads a line in time.
-        h_plain = np.where(is_apex, h_apex, np.where(is_stream, 0.0, h_spec))
-        bf_share = np.where(d["cxl_assd"], _g(p.bf_coverage_frac), 0.0)
-        h_cxl = h_plain + (1.0 - h_plain) * bf_share * p.bf_hit_frac
-        # a BF hit was prefetched with its page: the page read's extra transfer is amortized
-        # over the page's lines, off the critical path
-        cxl_far_ns = cxl_rt + p.cxl_ctrl_ns + memssd.device_read_ns(h_cxl, 0.0, ssd_dram_ns, miss_ns)
-        cxl_dram_far_ns = cxl_rt + p.cxl_ctrl_ns + p.host_dram_ns
-        # PCIe BAR: every read from flash via firmware; stores land in the write buffer
-        pcie_rd_ns = p.pcie_bar_ns + ssd_dram_ns + miss_ns
-        pcie_wr_ns = p.pcie_bar_ns + ssd_dram_ns
-        # a posted BAR write: the core hands it to the root port (one way of the link round
-        # trip); the firmware's share of the BAR time plus the SSD-DRAM write occupies the device
-        pcie_link_rt = memssd.cxl_path_ns(gen, p.lanes, flit, p.switch_hops, p.hop_latency_ns)
-        posted = p.is_("store_path", "posted")
-        pcie_wr_issue_ns = 0.5 * pcie_link_rt
-        pcie_wr_service_ns = np.maximum(p.pcie_bar_ns - pcie_link_rt, 0.0) + ssd_dram_ns
-        mlp_eff = p.mlp * lsq_mlp(m * q, ld + st, p.is_("miss_overlap", "lsq"))
-
-        far_ns = np.select(
-            [d["dram"], d["cxl_dram"], d["pcie_ssd"]], [p.host_dram_ns, cxl_dram_far_ns, pcie_rd_ns], cxl_far_ns
-        )
-        # a cacheable miss first looks up the L2 (the on-chip path to the memory port)
-        dram_read_ns = L2_HIT_NS + p.host_dram_ns
-        hit_frac = np.where(is_ssd & cacheable, h_cxl, 0.0)
-        a_pcie = p.pcie_region_frac * (ld + st)  # uncacheable accesses per instruction
-        # per operation: LLC misses (SPEC), L2 misses (apex), one line (stream); PCIe: every access
-        acc_per_op = np.select(
-            [is_stream, is_apex & cacheable, is_apex, d["pcie_ssd"]], [1.0, 1.0 - h2, 1.0, a_pcie], m
-        )
-
-        # --- STREAM caps: link and media (flash: sector or page reads, page programs) -------
-        rf = STREAM_READ_FRAC
-        link_gbps = np.where(
-            d["pcie_ssd"],
-            link.pcie_dma_bw_gbps(gen, p.lanes, CACHELINE_B),
-            link.cxl_mem_bw_gbps(gen, p.lanes, flit, rf),
-        ) / p.mld_count
-        bf_reads = bf_share * p.bf_hit_frac
-        flash_s_per_line = (
-            rf * ((1.0 - bf_reads) / blk["sector_read_iops"] + bf_reads / (LINES_PER_PAGE * blk["page_read_iops"]))
-            + (1.0 - rf) / (LINES_PER_PAGE * blk["page_prog_iops"])
-        )
-        flash_gbps = CACHELINE_B / flash_s_per_line / GB / p.mld_count
-        ddr_gbps = HOST_DDR_CHANNELS * blk["host_ddr_channel_gbps"]
-        cap_gbps = np.where(d["dram"], ddr_gbps, np.minimum(link_gbps, np.where(is_ssd, flash_gbps, ddr_gbps)))
-        conc = p.threads * np.where(d["pcie_ssd"], 1.0, p.stream_mlp)
-
-        def times(extra_ns):
-            """(time per 1000 ops in ns, STREAM GB/s) with ``extra_ns`` added to each device access."""
-            read_ns = np.where(cacheable, L2_HIT_NS + far_ns, pcie_rd_ns) + extra_ns
-            # SPEC (§2 item 2): cacheable designs stall on load misses; the BAR on every access
-            t_cache = memssd.stall_time_ns(p.cpi_core, FREQ_GHZ, m * q, read_ns, mlp_eff)
-            t_pcie = pcie_spec_time_ns(p.cpi_core / FREQ_GHZ, a_pcie * q, a_pcie * (1.0 - q), read_ns,
-                                       pcie_wr_ns + extra_ns, pcie_wr_issue_ns, pcie_wr_service_ns + extra_ns, posted)
-            t_spec = np.where(cacheable, t_cache, t_pcie)
-            # Apex-Map: mean access time, host caches included
-            t_apex = np.where(cacheable, L1_HIT_NS + (1.0 - h1) * L2_HIT_NS + (1.0 - h2) * (read_ns - L2_HIT_NS), read_ns)
-            # STREAM: outstanding lines over the latency (reads; writes ride along), capped
-            gbps = np.minimum(conc * CACHELINE_B / read_ns / rf, cap_gbps)
-            t_stream = 1000.0 * CACHELINE_B * p.threads / gbps  # ns per 1000 lines of one thread
-            return np.select([is_apex, is_stream], [1000.0 * t_apex, t_stream], 1000.0 * t_spec), gbps, read_ns
-
-        # first pass unloaded; then the device port as an M/M/1 station at the offered load
-        t0, gbps0, _ = times(0.0)
-        # a cacheable design's store misses come back as dirty-line write-backs (write-allocate
-        # caches): one 64 B write per store miss crosses the port besides the misses' reads
-        wb_per_op = np.where(cacheable & posted & ~(is_apex | is_stream), m * (1.0 - q), 0.0)
-        offered_gbps = np.where(is_stream, gbps0, CORES * (acc_per_op + wb_per_op) * CACHELINE_B / (t0 / 1000.0))
-        port_gbps = link_gbps * p.mld_count  # the whole port, shared by mld_count hosts
-        util = offered_gbps * np.where(is_stream, 1.0, p.mld_count) / port_gbps
-        service_ns = CACHELINE_B / port_gbps
-        # STREAM's rate is already capped by the port; its queueing is in the cap
-        port_wait_ns = np.where(d["dram"] | is_stream, 0.0, queueing.mm1_wait(util / service_ns, service_ns))
-        time_kop, stream_gbps, read_ns = times(port_wait_ns)
-        offered_gbps = np.where(is_stream, stream_gbps, offered_gbps)
-
-        # the dram design on the same workload, for the slowdown
-        t_dram_spec = memssd.stall_time_ns(p.cpi_core, FREQ_GHZ, m * q, dram_read_ns, mlp_eff)
-        t_dram_apex = L1_HIT_NS + (1.0 - h1) * L2_HIT_NS + (1.0 - h2) * p.host_dram_ns
-        dram_gbps = np.minimum(p.threads * p.stream_mlp * CACHELINE_B / dram_read_ns / rf, ddr_gbps)
-        time_kop_dram = np.select(
-            [is_apex, is_stream], [1000.0 * t_dram_apex, 1000.0 * CACHELINE_B * p.threads / dram_gbps], 1000.0 * t_dram_spec
-        )
-
-        # --- tail: reads landing on a die busy with flushes or GC (§2 item 4) ---------------
-        wa = np.interp(p.op_ratio, _OP_GRID, _WA_GRID)
-        gc_ns_per_page = (wa - 1.0) * (SECTOR_READ_NS + TPROG_NS) + wa * TBERS_NS / PAGES_PER_BLOCK
-        write_lines_per_ns = np.where(is_stream, offered_gbps * (1.0 - rf) / CACHELINE_B,
-                                      CORES * acc_per_op * (1.0 - q) / (time_kop / 1000.0))
-        write_lines_per_ns = np.where(is_apex, 0.0, write_lines_per_ns)  # Apex-Map excludes GC (F L101)
-        busy = write_lines_per_ns / LINES_PER_PAGE * (TPROG_NS + gc_ns_per_page) / FLASH_UNITS
-        p_dt = np.where(d["cxl_assd"], p.dt_coverage_frac, 0.0)
-        p_block = np.where(is_ssd, np.clip(busy, 0.0, 1.0) * (1.0 - p_dt), 0.0)
-        vacation_ns = TBERS_NS + p.gc_step_pages * (SECTOR_READ_NS + TPROG_NS)
-        tail_wait_ns = np.where(p_block > 1.0 - TAIL_QUANTILE,
-                                vacation_ns * (1.0 - (1.0 - TAIL_QUANTILE) / np.maximum(p_block, 1e-12)), 0.0)
-        p99_us = (read_ns + tail_wait_ns) / NS_PER_US
-
-        # --- capacity and cost (cost block) -----------------------------------------------
-        per_switch = p.switch_lanes / 16.0
-        pool_tib = p.capacity_gib * GIB * per_switch ** p.switch_hops / TIB
-        flash_usd = p.capacity_gib * GIB / GB * p.znand_usd_per_gb
-        ctrl_dram_usd = _SSD_CTRL_USD + ssd_dram_gib * _SSD_DRAM_USD_PER_GIB
-        ssd_usd = flash_usd + ctrl_dram_usd * np.where(d["pcie_ssd"], 1.0, 1.0 + _CXL_PREMIUM)
-        dram_usd = p.capacity_gib * p.dram_usd_per_gib + np.where(d["cxl_dram"], _CXL_MEM_CTRL_USD, 0.0)
-        switch_usd = np.where(d["dram"], 0.0, p.switch_hops * _SWITCH_USD / per_switch)
-        device_usd = np.where(is_ssd, ssd_usd, dram_usd) + switch_usd
-
-        nan = np.where(valid, 1.0, np.nan)
-        saturated = ~(d["dram"] | is_stream) & (util >= 1.0)  # the open-loop port queue has no steady state
-
-        # --- the mem-analytics system: one host, footprint_gib in the design's memory -------
-        fp = np.asarray(p.footprint_gib, dtype=np.float64)
-        share_gib = p.capacity_gib / p.mld_count  # a logical device's capacity
-        n_dev = np.where(d["dram"], 0.0, np.ceil(fp / share_gib - 1e-9))
-        # the query's lines are uniformly random: the SSD DRAM hits its share of the footprint,
-        # and Bufferability has nothing to keep or prefetch (every line equally likely, no
-        # page reuse), so CXL-ASSD serves the query as CXL-SSD does
-        h_fam = np.minimum(1.0, p.ssd_dram_frac * n_dev * share_gib / fp)
-        fam_far_ns = np.select(
-            [d["dram"], d["cxl_dram"], d["pcie_ssd"]], [p.host_dram_ns, cxl_dram_far_ns, pcie_rd_ns],
-            cxl_rt + p.cxl_ctrl_ns + memssd.device_read_ns(h_fam, 0.0, ssd_dram_ns, miss_ns),
-        )
-        access_ns = np.where(cacheable, L2_HIT_NS + fam_far_ns, fam_far_ns)
-        # per logical device: its link share, and Z-NAND sector reads for the lines the SSD DRAM misses
-        dev_link = np.where(d["pcie_ssd"], link.pcie_dma_bw_gbps(gen, p.lanes, CACHELINE_B),
-                            link.cxl_mem_bw_gbps(gen, p.lanes, flit, 1.0)) / p.mld_count
-        fam_flash_s = (1.0 - h_fam) / blk["sector_read_iops"]
-        dev_media = np.where(is_ssd, CACHELINE_B / fam_flash_s / GB, HOST_DDR_CHANNELS * blk["host_ddr_channel_gbps"]) / p.mld_count
-        sys_bw = np.where(d["dram"], FAMILY_HOST_CHANNELS * blk["host_ddr_channel_gbps"],
-                          n_dev * np.minimum(dev_link, dev_media))
-        max_dev = np.floor(HOST_DEVICE_LANES / p.lanes) * per_switch ** p.switch_hops * p.mld_count
-        host_dram_gib = np.where(d["dram"], fp, 0.0)
-        host = workload.host_server(0.0)
-        dev_w = np.where(is_ssd, SSD_W + ssd_dram_gib * _DRAM_W_PER_GIB, CXL_CTRL_W + p.capacity_gib * _DRAM_W_PER_GIB)
-        dev_w = dev_w + p.switch_hops * CXL_SWITCH_W / per_switch
-        sys_infeasible = {TOO_MUCH_DRAM: np.asarray(host_dram_gib > HOST_MAX_DRAM_GIB),
-                          TOO_MANY_DEVICES: np.asarray(n_dev > max_dev)}
-        system = {
-            "access_latency_ns": access_ns * nan,
-            "system_bw_gbps": sys_bw * nan,
-            "device_count": n_dev,
-            # the BAR is strongly ordered and synchronous: one access in flight per thread
-            "work_per_s": workload.mem_queries_per_s(access_ns, sys_bw, mlp=np.where(d["pcie_ssd"], 1.0, workload.MLP)) * nan,
-            "capex_usd": host["capex_usd"] + host_dram_gib * p.dram_usd_per_gib + n_dev * device_usd / p.mld_count,
-            "power_w": host["power_w"] + host_dram_gib * _DRAM_W_PER_GIB + n_dev * dev_w / p.mld_count,
-        }
+        """Execution time, latency, tail, bandwidth and cost of each design, stage by stage."""
+        f = _design_flags(p)  # which design and workload
+        wk = _workload_mix(p)  # Table 1b: misses, loads, stores, locality
+        dev = _device_paths(p)  # memssd / link / flash blocks: CXL round trip, flash miss
+        hr = _ssd_dram_hits(p, f, wk, dev)  # SSD-DRAM hit rate, host caches (apex), BF
+        pa = _access_paths(p, f, wk, dev, hr)  # each design's read and write path, accesses per op
+        caps = _stream_caps(p, f, dev, hr)  # STREAM: link and media bandwidth, concurrency
+        port = _port_queue(p, f, wk, hr, pa, caps)  # unloaded, then the port as an M/M/1 station
+        time_kop_dram = _dram_baseline(p, f, wk, hr, pa, caps)  # the dram design, for the slowdown
+        p99_us = _tail_latency(p, f, wk, pa, port)  # reads behind flushes and GC (§2 item 4)
+        cost = _device_cost(p, f, dev)  # capacity and cost (cost block)
+        nan = np.where(dev.valid, 1.0, np.nan)
+        saturated = ~(f.d["dram"] | f.is_stream) & (port.util >= 1.0)  # the open-loop port queue has no steady state
+        system, sys_infeasible = _mem_analytics_system(p, f, dev, pa, cost, nan)
         return {
-            "infeasible": {link.NO_68B_FLIT_REASON: ~valid, PORT_SATURATED: saturated, **sys_infeasible},
+            "infeasible": {link.NO_68B_FLIT_REASON: ~dev.valid, PORT_SATURATED: saturated, **sys_infeasible},
             **system,
-            "time_ns_per_kop": time_kop * nan,
-            "slowdown_vs_dram_x": time_kop / time_kop_dram * nan,
-            "read_latency_ns": read_ns * nan,
+            "time_ns_per_kop": port.time_kop * nan,
+            "slowdown_vs_dram_x": port.time_kop / time_kop_dram * nan,
+            "read_latency_ns": port.read_ns * nan,
             "p99_read_latency_us": p99_us * nan,
-            "device_accesses_pki": 1000.0 * acc_per_op,
-            "ssd_dram_hit_frac": hit_frac,
-            "bw_gbps": offered_gbps * nan,
-            "port_util_frac": util * nan,
-            "pool_capacity_tib": pool_tib,
-            "device_usd": device_usd,
-            "usd_per_gib": device_usd / p.capacity_gib,
+            "device_accesses_pki": 1000.0 * pa.acc_per_op,
+            "ssd_dram_hit_frac": pa.hit_frac,
+            "bw_gbps": port.offered_gbps * nan,
+            "port_util_frac": port.util * nan,
+            "pool_capacity_tib": cost.pool_tib,
+            "device_usd": cost.device_usd,
+            "usd_per_gib": cost.device_usd / p.capacity_gib,
         }
+
+
+# ----------------------------------------------------------------------------- stages of CxlSsd._compute
+def _design_flags(p: Batch) -> SimpleNamespace:
+    """Which design (and which kind: SSD, cacheable) and which workload each point is."""
+    d = {k: p.is_("design", k) for k in DESIGNS}
+    return SimpleNamespace(d=d, is_apex=p.is_("workload", "apex"), is_stream=p.is_("workload", "stream"),
+                           is_ssd=d["pcie_ssd"] | d["cxl_ssd"] | d["cxl_assd"], cacheable=~d["pcie_ssd"])
+
+
+def _col(p: Batch, arr: np.ndarray, pad: float = 0.0) -> np.ndarray:
+    """A Table 1b column picked per point; apex / stream rows take ``pad`` (unused by them)."""
+    return p.pick("workload", dict(zip(WORKLOADS, tuple(arr) + (pad, pad))))
+
+
+def _workload_mix(p: Batch) -> SimpleNamespace:
+    """Workload (Table 1b): LLC misses, loads, stores and read share per instruction, locality."""
+    m = _col(p, wl.MPKI) / 1000.0 * p.mpki_scale  # LLC misses per instruction
+    ld, st = _col(p, wl.LOAD_FRAC), _col(p, wl.STORE_FRAC)
+    q = np.where(p.is_("workload", "stream"), STREAM_READ_FRAC,
+                 np.where(ld + st > 0, ld / np.maximum(ld + st, 1e-12), 1.0))
+    return SimpleNamespace(m=m, ld=ld, st=st, q=q, alpha=_col(p, wl.ALPHA, 0.5), footprint_b=_col(p, wl.FOOTPRINT_B, GB))
+
+
+def _device_paths(p: Batch) -> SimpleNamespace:
+    """Device-side paths (memssd / link / flash blocks): link, CXL round trip, flash miss, SSD DRAM."""
+    gen = p.pick("link_gen", {g: link.GENERATIONS.index(g) + 1 for g in LINK_GENS})
+    flit = p.pick("flit_mode", {m_: i for i, m_ in enumerate(FLIT_MODES)})
+    valid = ~((flit == 0) & link.GEN_FLIT_MODE[gen - 1])  # no 68 B flit at 64 GT/s
+    flit = np.where(valid, flit, 1)
+    tr_delta_ns = (p.flash_tr_us - ZNAND_TR_US) * NS_PER_US
+    ssd_dram_gib = p.ssd_dram_frac * p.capacity_gib
+    blk = block_figures()
+    return SimpleNamespace(
+        gen=gen, flit=flit, valid=valid, cxl_rt=memssd.cxl_path_ns(gen, p.lanes, flit, p.switch_hops, p.hop_latency_ns),
+        miss_ns=SECTOR_READ_NS + tr_delta_ns + p.miss_firmware_ns,  # plain: the missed sector
+        blk=blk, ssd_dram_ns=blk["ssd_dram_ns"], ssd_dram_gib=ssd_dram_gib, ssd_dram_b=ssd_dram_gib * GIB,
+    )
+
+
+def _ssd_dram_hits(p: Batch, f: SimpleNamespace, wk: SimpleNamespace, dev: SimpleNamespace) -> SimpleNamespace:
+    """SSD-DRAM hit rate of the device's reads (host caches for Apex-Map; BF for CXL-ASSD, §2 item 3)."""
+    # SPEC: LRU lines below the 2 MB LLC, Zipf reuse fitted to Table 1b (workloads.py).
+    h_spec = memssd.powerlaw_hit_rate(dev.ssd_dram_b, wl.LLC_B, wk.footprint_b, wk.alpha)
+    # Apex-Map: P(index < k) = (k / M)^alpha for each level, host caches included.
+    apex_b = p.apex_memory_gib * GIB
+    cum = lambda size_b: np.clip(size_b / apex_b, 0.0, 1.0) ** p.apex_alpha  # noqa: E731
+    h1, h2, hs_cum = cum(PROTO_L1_B), cum(PROTO_L2_B), cum(PROTO_L2_B + dev.ssd_dram_b)
+    h_apex = np.clip((hs_cum - h2) / np.maximum(1.0 - h2, 1e-12), 0.0, 1.0)
+    # STREAM's arrays outrun the SSD DRAM: a plain device never re-reads a line in time.
+    h_plain = np.where(f.is_apex, h_apex, np.where(f.is_stream, 0.0, h_spec))
+    bf_share = np.where(f.d["cxl_assd"], _g(p.bf_coverage_frac), 0.0)
+    return SimpleNamespace(h1=h1, h2=h2, bf_share=bf_share, h_cxl=h_plain + (1.0 - h_plain) * bf_share * p.bf_hit_frac)
+
+
+def _access_paths(p: Batch, f: SimpleNamespace, wk: SimpleNamespace, dev: SimpleNamespace,
+                  hr: SimpleNamespace) -> SimpleNamespace:
+    """Each design's far read, the PCIe BAR's read and (posted) write, MLP, and device accesses per operation."""
+    d, cacheable = f.d, f.cacheable
+    # a BF hit was prefetched with its page: the page read's extra transfer is amortized
+    # over the page's lines, off the critical path
+    cxl_far_ns = dev.cxl_rt + p.cxl_ctrl_ns + memssd.device_read_ns(hr.h_cxl, 0.0, dev.ssd_dram_ns, dev.miss_ns)
+    cxl_dram_far_ns = dev.cxl_rt + p.cxl_ctrl_ns + p.host_dram_ns
+    # PCIe BAR: every read from flash via firmware; stores land in the write buffer
+    pcie_rd_ns = p.pcie_bar_ns + dev.ssd_dram_ns + dev.miss_ns
+    pcie_wr_ns = p.pcie_bar_ns + dev.ssd_dram_ns
+    # a posted BAR write: the core hands it to the root port (one way of the link round
+    # trip); the firmware's share of the BAR time plus the SSD-DRAM write occupies the device
+    pcie_link_rt = memssd.cxl_path_ns(dev.gen, p.lanes, dev.flit, p.switch_hops, p.hop_latency_ns)
+    pcie_wr_service_ns = np.maximum(p.pcie_bar_ns - pcie_link_rt, 0.0) + dev.ssd_dram_ns
+    far_ns = np.select(
+        [d["dram"], d["cxl_dram"], d["pcie_ssd"]], [p.host_dram_ns, cxl_dram_far_ns, pcie_rd_ns], cxl_far_ns
+    )
+    a_pcie = p.pcie_region_frac * (wk.ld + wk.st)  # uncacheable accesses per instruction
+    # per operation: LLC misses (SPEC), L2 misses (apex), one line (stream); PCIe: every access
+    acc_per_op = np.select(
+        [f.is_stream, f.is_apex & cacheable, f.is_apex, d["pcie_ssd"]], [1.0, 1.0 - hr.h2, 1.0, a_pcie], wk.m
+    )
+    return SimpleNamespace(
+        cxl_dram_far_ns=cxl_dram_far_ns, pcie_rd_ns=pcie_rd_ns, pcie_wr_ns=pcie_wr_ns,
+        posted=p.is_("store_path", "posted"), pcie_wr_issue_ns=0.5 * pcie_link_rt, pcie_wr_service_ns=pcie_wr_service_ns,
+        mlp_eff=p.mlp * lsq_mlp(wk.m * wk.q, wk.ld + wk.st, p.is_("miss_overlap", "lsq")), far_ns=far_ns,
+        # a cacheable miss first looks up the L2 (the on-chip path to the memory port)
+        dram_read_ns=L2_HIT_NS + p.host_dram_ns, hit_frac=np.where(f.is_ssd & cacheable, hr.h_cxl, 0.0),
+        a_pcie=a_pcie, acc_per_op=acc_per_op,
+    )
+
+
+def _stream_caps(p: Batch, f: SimpleNamespace, dev: SimpleNamespace, hr: SimpleNamespace) -> SimpleNamespace:
+    """STREAM caps: link and media (flash: sector or page reads, page programs), and its concurrency."""
+    d, gen, blk = f.d, dev.gen, dev.blk
+    rf = STREAM_READ_FRAC
+    link_gbps = np.where(
+        d["pcie_ssd"],
+        link.pcie_dma_bw_gbps(gen, p.lanes, CACHELINE_B),
+        link.cxl_mem_bw_gbps(gen, p.lanes, dev.flit, rf),
+    ) / p.mld_count
+    bf_reads = hr.bf_share * p.bf_hit_frac
+    flash_s_per_line = (
+        rf * ((1.0 - bf_reads) / blk["sector_read_iops"] + bf_reads / (LINES_PER_PAGE * blk["page_read_iops"]))
+        + (1.0 - rf) / (LINES_PER_PAGE * blk["page_prog_iops"])
+    )
+    flash_gbps = CACHELINE_B / flash_s_per_line / GB / p.mld_count
+    ddr_gbps = HOST_DDR_CHANNELS * blk["host_ddr_channel_gbps"]
+    cap_gbps = np.where(d["dram"], ddr_gbps, np.minimum(link_gbps, np.where(f.is_ssd, flash_gbps, ddr_gbps)))
+    return SimpleNamespace(rf=rf, link_gbps=link_gbps, ddr_gbps=ddr_gbps, cap_gbps=cap_gbps,
+                           conc=p.threads * np.where(d["pcie_ssd"], 1.0, p.stream_mlp))
+
+
+def _times(p: Batch, f: SimpleNamespace, wk: SimpleNamespace, hr: SimpleNamespace, pa: SimpleNamespace,
+           caps: SimpleNamespace, extra_ns: np.ndarray | float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(time per 1000 ops in ns, STREAM GB/s, read ns) with ``extra_ns`` added to each device access."""
+    cacheable, m, q, rf = f.cacheable, wk.m, wk.q, caps.rf
+    read_ns = np.where(cacheable, L2_HIT_NS + pa.far_ns, pa.pcie_rd_ns) + extra_ns
+    # SPEC (§2 item 2): cacheable designs stall on load misses; the BAR on every access
+    t_cache = memssd.stall_time_ns(p.cpi_core, FREQ_GHZ, m * q, read_ns, pa.mlp_eff)
+    t_pcie = pcie_spec_time_ns(p.cpi_core / FREQ_GHZ, pa.a_pcie * q, pa.a_pcie * (1.0 - q), read_ns,
+                               pa.pcie_wr_ns + extra_ns, pa.pcie_wr_issue_ns, pa.pcie_wr_service_ns + extra_ns, pa.posted)
+    t_spec = np.where(cacheable, t_cache, t_pcie)
+    # Apex-Map: mean access time, host caches included
+    t_apex = np.where(cacheable, L1_HIT_NS + (1.0 - hr.h1) * L2_HIT_NS + (1.0 - hr.h2) * (read_ns - L2_HIT_NS), read_ns)
+    # STREAM: outstanding lines over the latency (reads; writes ride along), capped
+    gbps = np.minimum(caps.conc * CACHELINE_B / read_ns / rf, caps.cap_gbps)
+    t_stream = 1000.0 * CACHELINE_B * p.threads / gbps  # ns per 1000 lines of one thread
+    return np.select([f.is_apex, f.is_stream], [1000.0 * t_apex, t_stream], 1000.0 * t_spec), gbps, read_ns
+
+
+def _port_queue(p: Batch, f: SimpleNamespace, wk: SimpleNamespace, hr: SimpleNamespace, pa: SimpleNamespace,
+                caps: SimpleNamespace) -> SimpleNamespace:
+    """Time per operation: unloaded first, then with the device port as an M/M/1 station at the offered load (§2 item 8)."""
+    is_stream, mld = f.is_stream, p.mld_count
+    t0, gbps0, _ = _times(p, f, wk, hr, pa, caps, 0.0)
+    # a cacheable design's store misses come back as dirty-line write-backs (write-allocate
+    # caches): one 64 B write per store miss crosses the port besides the misses' reads
+    wb_per_op = np.where(f.cacheable & pa.posted & ~(f.is_apex | is_stream), wk.m * (1.0 - wk.q), 0.0)
+    offered_gbps = np.where(is_stream, gbps0, CORES * (pa.acc_per_op + wb_per_op) * CACHELINE_B / (t0 / 1000.0))
+    port_gbps = caps.link_gbps * mld  # the whole port, shared by mld_count hosts
+    util = offered_gbps * np.where(is_stream, 1.0, mld) / port_gbps
+    service_ns = CACHELINE_B / port_gbps
+    # STREAM's rate is already capped by the port; its queueing is in the cap
+    port_wait_ns = np.where(f.d["dram"] | is_stream, 0.0, queueing.mm1_wait(util / service_ns, service_ns))
+    time_kop, stream_gbps, read_ns = _times(p, f, wk, hr, pa, caps, port_wait_ns)
+    return SimpleNamespace(util=util, time_kop=time_kop, read_ns=read_ns,
+                           offered_gbps=np.where(is_stream, stream_gbps, offered_gbps))
+
+
+def _dram_baseline(p: Batch, f: SimpleNamespace, wk: SimpleNamespace, hr: SimpleNamespace, pa: SimpleNamespace,
+                   caps: SimpleNamespace) -> np.ndarray:
+    """The dram design's time per 1000 operations on the same workload, for the slowdown."""
+    dram_read_ns, rf = pa.dram_read_ns, caps.rf
+    t_dram_spec = memssd.stall_time_ns(p.cpi_core, FREQ_GHZ, wk.m * wk.q, dram_read_ns, pa.mlp_eff)
+    t_dram_apex = L1_HIT_NS + (1.0 - hr.h1) * L2_HIT_NS + (1.0 - hr.h2) * p.host_dram_ns
+    dram_gbps = np.minimum(p.threads * p.stream_mlp * CACHELINE_B / dram_read_ns / rf, caps.ddr_gbps)
+    return np.select(
+        [f.is_apex, f.is_stream], [1000.0 * t_dram_apex, 1000.0 * CACHELINE_B * p.threads / dram_gbps], 1000.0 * t_dram_spec
+    )
+
+
+def _tail_latency(p: Batch, f: SimpleNamespace, wk: SimpleNamespace, pa: SimpleNamespace,
+                  port: SimpleNamespace) -> np.ndarray:
+    """p99 read latency (us): reads landing on a die busy with flushes or GC (§2 item 4); DT holds them off."""
+    wa = np.interp(p.op_ratio, _OP_GRID, _WA_GRID)
+    gc_ns_per_page = (wa - 1.0) * (SECTOR_READ_NS + TPROG_NS) + wa * TBERS_NS / PAGES_PER_BLOCK
+    write_lines_per_ns = np.where(f.is_stream, port.offered_gbps * (1.0 - STREAM_READ_FRAC) / CACHELINE_B,
+                                  CORES * pa.acc_per_op * (1.0 - wk.q) / (port.time_kop / 1000.0))
+    write_lines_per_ns = np.where(f.is_apex, 0.0, write_lines_per_ns)  # Apex-Map excludes GC (F L101)
+    busy = write_lines_per_ns / LINES_PER_PAGE * (TPROG_NS + gc_ns_per_page) / FLASH_UNITS
+    p_dt = np.where(f.d["cxl_assd"], p.dt_coverage_frac, 0.0)
+    p_block = np.where(f.is_ssd, np.clip(busy, 0.0, 1.0) * (1.0 - p_dt), 0.0)
+    vacation_ns = TBERS_NS + p.gc_step_pages * (SECTOR_READ_NS + TPROG_NS)
+    tail_wait_ns = np.where(p_block > 1.0 - TAIL_QUANTILE,
+                            vacation_ns * (1.0 - (1.0 - TAIL_QUANTILE) / np.maximum(p_block, 1e-12)), 0.0)
+    return (port.read_ns + tail_wait_ns) / NS_PER_US
+
+
+def _device_cost(p: Batch, f: SimpleNamespace, dev: SimpleNamespace) -> SimpleNamespace:
+    """Capacity through the switches, and the bill of materials of one device (cost block)."""
+    d = f.d
+    per_switch = p.switch_lanes / 16.0
+    flash_usd = p.capacity_gib * GIB / GB * p.znand_usd_per_gb
+    ctrl_dram_usd = _SSD_CTRL_USD + dev.ssd_dram_gib * _SSD_DRAM_USD_PER_GIB
+    ssd_usd = flash_usd + ctrl_dram_usd * np.where(d["pcie_ssd"], 1.0, 1.0 + _CXL_PREMIUM)
+    dram_usd = p.capacity_gib * p.dram_usd_per_gib + np.where(d["cxl_dram"], _CXL_MEM_CTRL_USD, 0.0)
+    switch_usd = np.where(d["dram"], 0.0, p.switch_hops * _SWITCH_USD / per_switch)
+    return SimpleNamespace(per_switch=per_switch, pool_tib=p.capacity_gib * GIB * per_switch ** p.switch_hops / TIB,
+                           device_usd=np.where(f.is_ssd, ssd_usd, dram_usd) + switch_usd)
+
+
+def _mem_analytics_system(p: Batch, f: SimpleNamespace, dev: SimpleNamespace, pa: SimpleNamespace,
+                          cost: SimpleNamespace, nan: np.ndarray) -> tuple[dict, dict]:
+    """The mem-analytics system: one host, footprint_gib in the design's memory; its columns and limits."""
+    d, blk, per_switch = f.d, dev.blk, cost.per_switch
+    fp = np.asarray(p.footprint_gib, dtype=np.float64)
+    share_gib = p.capacity_gib / p.mld_count  # a logical device's capacity
+    n_dev = np.where(d["dram"], 0.0, np.ceil(fp / share_gib - 1e-9))
+    # the query's lines are uniformly random: the SSD DRAM hits its share of the footprint,
+    # and Bufferability has nothing to keep or prefetch (every line equally likely, no
+    # page reuse), so CXL-ASSD serves the query as CXL-SSD does
+    h_fam = np.minimum(1.0, p.ssd_dram_frac * n_dev * share_gib / fp)
+    fam_far_ns = np.select(
+        [d["dram"], d["cxl_dram"], d["pcie_ssd"]], [p.host_dram_ns, pa.cxl_dram_far_ns, pa.pcie_rd_ns],
+        dev.cxl_rt + p.cxl_ctrl_ns + memssd.device_read_ns(h_fam, 0.0, dev.ssd_dram_ns, dev.miss_ns),
+    )
+    access_ns = np.where(f.cacheable, L2_HIT_NS + fam_far_ns, fam_far_ns)
+    # per logical device: its link share, and Z-NAND sector reads for the lines the SSD DRAM misses
+    dev_link = np.where(d["pcie_ssd"], link.pcie_dma_bw_gbps(dev.gen, p.lanes, CACHELINE_B),
+                        link.cxl_mem_bw_gbps(dev.gen, p.lanes, dev.flit, 1.0)) / p.mld_count
+    fam_flash_s = (1.0 - h_fam) / blk["sector_read_iops"]
+    dev_media = np.where(f.is_ssd, CACHELINE_B / fam_flash_s / GB, HOST_DDR_CHANNELS * blk["host_ddr_channel_gbps"]) / p.mld_count
+    sys_bw = np.where(d["dram"], FAMILY_HOST_CHANNELS * blk["host_ddr_channel_gbps"],
+                      n_dev * np.minimum(dev_link, dev_media))
+    max_dev = np.floor(HOST_DEVICE_LANES / p.lanes) * per_switch ** p.switch_hops * p.mld_count
+    host_dram_gib = np.where(d["dram"], fp, 0.0)
+    host = workload.host_server(0.0)
+    dev_w = np.where(f.is_ssd, SSD_W + dev.ssd_dram_gib * _DRAM_W_PER_GIB, CXL_CTRL_W + p.capacity_gib * _DRAM_W_PER_GIB)
+    dev_w = dev_w + p.switch_hops * CXL_SWITCH_W / per_switch
+    sys_infeasible = {TOO_MUCH_DRAM: np.asarray(host_dram_gib > HOST_MAX_DRAM_GIB),
+                      TOO_MANY_DEVICES: np.asarray(n_dev > max_dev)}
+    system = {
+        "access_latency_ns": access_ns * nan,
+        "system_bw_gbps": sys_bw * nan,
+        "device_count": n_dev,
+        # the BAR is strongly ordered and synchronous: one access in flight per thread
+        "work_per_s": workload.mem_queries_per_s(access_ns, sys_bw, mlp=np.where(d["pcie_ssd"], 1.0, workload.MLP)) * nan,
+        "capex_usd": host["capex_usd"] + host_dram_gib * p.dram_usd_per_gib + n_dev * cost.device_usd / p.mld_count,
+        "power_w": host["power_w"] + host_dram_gib * _DRAM_W_PER_GIB + n_dev * dev_w / p.mld_count,
+    }
+    return system, sys_infeasible

@@ -29,6 +29,7 @@ its share of the fabric over the bytes each access moves (a page per Swap fault)
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -187,150 +188,204 @@ class DirectCxl(Model):
     )
 
     def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
-        cpu = p.cpu_clock_mhz
         fpga = p.is_("platform", "fpga")
-        levels = p.switch_levels
-
-        # --- the load path (§2.1): LLC handling, fabric, device memory
-        llc = paths.llc_ns(cpu)
-        asic_dram_ns = paths.asic_dram_idle_ns()
-        local_miss = np.where(fpga, paths.fpga_local_miss_ns(cpu), llc + asic_dram_ns)
-        fab_f, phy_f = paths.fpga_fabric_ns(levels, p.ip_clock_mhz)
-        fab_a, phy_a = paths.asic_fabric_ns(levels, p.cxl_gen, p.cxl_lanes)
-        fabric = np.where(fpga, fab_f, fab_a)
-        phy = np.where(fpga, phy_f, phy_a)
-        cxl_miss = llc + fabric + np.where(fpga, cal.DEVICE_MEM_NS, asic_dram_ns)
-
-        # --- RDMA hardware path (§2.4) for a line, a page, the payload and the workload's object
-        size = p.payload_b
-        ub = p.pick("workload", _IS_UBENCH)
-        obj = np.where(ub, size, p.pick("workload", _OBJECT_B))
-        sizes = np.stack([np.broadcast_to(np.asarray(x, dtype=np.float64), (p.n,)) for x in (CACHELINE_B, paths.PAGE_B, size, obj)])
-        hw_all, net_all = paths.rdma_table(sizes, fpga, p.rdma_link_gbit_s, p.rdma_switches)
-        hw_line, hw_page, hw_size, hw_obj = hw_all
-        net_line, net_page, net_size, _ = net_all
-        to_ns = lambda cyc: paths.cyc_to_ns(cyc, cpu)  # noqa: E731
-        sw = dict(lib_ns=to_ns(p.rdma_lib_cyc), kernel_ns=to_ns(p.swap_kernel_cyc), kvs_ns=to_ns(p.kvs_software_cyc))
-        common = dict(local_miss_ns=local_miss, cxl_miss_ns=cxl_miss, llc_line_ns=llc, mshr=p.llc_mshr, hw_line_ns=hw_line,
-                      hw_page_ns=hw_page, cpu_mhz=cpu, **sw)
-        code = p.path
-
-        choose = _chooser(code, p.n)
-
-        def select(parts: dict[str, dict[str, np.ndarray]], key: str) -> np.ndarray:
-            return choose([parts[k][key] for k in PATHS])
-
-        # --- one payload access (microbenchmark view, Fig. 6): no index, no page reuse
-        pay = op_times(size, 0.0, 0.0, hw_obj_ns=hw_size, **common)
-        pay_ns = select(pay, "total")
-        lines = np.maximum(np.ceil(size / CACHELINE_B), 1.0)
-        waves = np.ceil(lines / p.llc_mshr)
-        is_ = {k: code == i for k, i in _PATH_CODE.items()}
-        load_store = is_["local"] | is_["directcxl"]
-        rdma_like = is_["rdma"] | is_["kvs"]
-        # network side of an RDMA transfer: the flat network (fpga) or all but the two DMAs (asic)
-        net_total = np.where(rdma_like, net_size, 0.0) + np.where(is_["swap"], paths.pages_spanned(size) * net_page, 0.0)
-
-        # --- one 64 B load (Fig. 6a / Fig. 7 view; RDMA: hardware path only)
-        page_fault = paths.pages_spanned(CACHELINE_B)
-        load_ns = choose([
-            local_miss, cxl_miss, hw_line,
-            local_miss + page_fault * (sw["kernel_ns"] + hw_page),
-            sw["kvs_ns"] + hw_line + paths.copy_ns(CACHELINE_B, cpu),
-            local_miss + page_fault * (sw["kernel_ns"] + paths.copy_ns(paths.PAGE_B, cpu)),
-        ])
-        best_ns = np.where(is_["rdma"], hw_line * cal.RDMA_BEST_FRAC, load_ns)
-        hit_ns = np.where(rdma_like, load_ns, to_ns(cal.L1_HIT_CYC))
-
-        # --- the workload (§2.2, §2.5, §2.6)
-        index = p.pick("workload", _INDEX_LINES)
-        alpha = p.pick("workload", _REUSE_ALPHA)
-        footprint_b = p.pick("workload", _FOOTPRINT_GB) * GB
-        # Swap's page cache: LRU-free working-set hit rate under Zipf reuse (cache block); only
-        # the paging paths of reused workloads need it
-        needs = (alpha >= 0) & (is_["swap"] | is_["tpp"])
-        page_hit = _where_needed(needs, p.n, lambda mib, fp, a: cache.working_set_hit_rate(mib * MIB, fp, a, paths.PAGE_B),
-                                 p.local_mem_mib, footprint_b, alpha)
-        cls = p.pick("workload", _CLASS)
-        f = np.where(cls == 0, p.mem_frac_memdb, np.where(cls == 1, p.mem_frac_other, 1.0))
-        ops = op_times(obj, index, page_hit, hw_obj_ns=hw_obj, **common)
-        t_op = select(ops, "total")
-        t_local = ops["local"]["total"]
-        t_rel = run_time(t_op, t_local, f)
-        share = f / t_local / t_rel
-
-        # --- cost and power of the pool (§2.7, §2.9): a shared pool (a CXL switch or the RDMA
-        # network between hosts and memory) provisions the peak of the sum; per-host memory
-        # (Local, TPP, DirectCXL without a switch: one host per device) the sum of peaks
-        shared = (is_["directcxl"] & (levels > 0)) | is_["rdma"] | is_["swap"] | is_["kvs"]
-        cap = p.pool_capacity_gib * np.where(shared, 1.0 - p.pooling_saving_frac, 1.0)
-        n_dev = np.ceil(cap / p.device_capacity_gib)
-        endpoints = p.hosts + n_dev
-        n_cxl_sw = levels * np.ceil(endpoints / SWITCH_PORTS)
-        # without a switch a device's single port serves one host (one VH per HDM, L75)
-        n_cxl_dev = np.where(levels > 0, n_dev, np.maximum(n_dev, p.hosts))
-        n_ib_sw = np.where(endpoints > 2, np.ceil(endpoints / SWITCH_PORTS), 0.0) + p.rdma_switches
-        dram_usd = cap * p.dram_usd_per_gib
-        cxl_usd = dram_usd + n_cxl_dev * p.cxl_ctrl_usd + n_cxl_sw * p.cxl_switch_usd
-        rdma_usd = dram_usd + n_dev * (p.memory_node_usd + p.rnic_usd) + p.hosts * p.rnic_usd + n_ib_sw * p.ib_switch_usd
-        dram_w = cap * DRAM_W_PER_GIB
-        cxl_w = dram_w + n_cxl_dev * CXL_CTRL_W + n_cxl_sw * CXL_SWITCH_W
-        rdma_w = dram_w + n_dev * (MEMORY_NODE_W + RNIC_W) + p.hosts * RNIC_W + n_ib_sw * IB_SWITCH_W
-        pooled_rdma = rdma_like | is_["swap"]
-        capex = np.where(is_["directcxl"], cxl_usd, np.where(pooled_rdma, rdma_usd, dram_usd))
-        power = np.where(is_["directcxl"], cxl_w, np.where(pooled_rdma, rdma_w, dram_w))
-
-        # --- the mem-analytics system: each host touches footprint/hosts of the memory at random
-        per_host_gib = p.pool_capacity_gib / p.hosts
-        local_gib = p.local_mem_mib * MIB / GIB
-        fam_hit = np.where(is_["swap"] | is_["tpp"], np.minimum(1.0, local_gib / per_host_gib), 0.0)
-        fam = op_times(CACHELINE_B, 0.0, fam_hit, hw_obj_ns=hw_line, **common)
-        access_ns = select(fam, "total")
-        moved_b = select(fam, "bytes")
-        local_bw = HOST_CHANNELS * paths_local_channel_gbps()
-        cxl_link = link.cxl_mem_bw_gbps(p.cxl_gen, p.cxl_lanes)
-        cxl_bw = np.minimum(cxl_link, n_cxl_dev * cxl_link / p.hosts)
-        nic = p.rdma_link_gbit_s / BITS_PER_BYTE
-        rdma_bw = np.minimum(nic, n_dev * nic / p.hosts)
-        fabric_bw = np.where(is_["directcxl"], cxl_bw, rdma_bw)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            host_bw = np.where(moved_b > 0, fabric_bw * CACHELINE_B / moved_b, local_bw)
-        host = workload.host_server(local_gib)
-        in_dimms = is_["local"] | is_["tpp"]
-
-        cyc = lambda ns: ns * cpu / NS_PER_US  # noqa: E731
+        is_ = {k: p.path == i for k, i in _PATH_CODE.items()}
+        choose = _chooser(p.path, p.n)
+        lp = _load_path(p, fpga)
+        rd = _rdma_path(p, fpga)
+        common = _op_inputs(p, lp, rd)
+        pool = _pool_cost_power(p, is_)
         return {
-            "infeasible": {TOO_MUCH_LOCAL_DRAM: np.asarray(in_dimms & (per_host_gib > HOST_MAX_DRAM_GIB))},
-            "access_latency_ns": access_ns,
-            "host_bw_gbps": host_bw,
-            "work_per_s": p.hosts * workload.mem_queries_per_s(access_ns, host_bw),
-            "capex_usd": p.hosts * host["capex_usd"] + capex,
-            "power_w": p.hosts * host["power_w"] + power,
-            "load_latency_cyc": cyc(load_ns),
-            "load_latency_ns": load_ns,
-            "load_network_share_frac": np.where(is_["rdma"], net_line, 0.0) / load_ns,
-            "best_load_cyc": cyc(best_ns),
-            "hit_latency_cyc": cyc(hit_ns),
-            "payload_latency_ns": pay_ns,
-            "payload_latency_cyc": cyc(pay_ns),
-            "bw_gbps": size / pay_ns,
-            "llc_share_frac": np.where(load_store, lines * llc, 0.0) / pay_ns,
-            "fabric_share_frac": np.where(is_["directcxl"], waves * fabric, 0.0) / pay_ns,
-            "phy_share_frac": np.where(is_["directcxl"], waves * phy, 0.0) / pay_ns,
-            "software_share_frac": select(pay, "software") / pay_ns,
-            "copy_share_frac": select(pay, "copy") / pay_ns,
-            "network_share_frac": net_total / pay_ns,
-            "time_vs_local_x": t_rel,
-            "op_time_ns": t_rel * t_local / f,
-            "exec_software_share_frac": select(ops, "software") * share,
-            "exec_rdma_share_frac": select(ops, "rdma") * share,
-            "transfer_b_per_op": select(ops, "bytes"),
-            "pool_capex_usd": capex,
-            "usd_per_gib": capex / p.pool_capacity_gib,
-            "pool_power_w": power,
-            "pool_tco_usd": cost.tco_usd(capex, power, p.years),
+            **_mem_analytics_system(p, rd, common, pool, choose, is_),
+            **_line_load(p, lp, rd, common, choose, is_),
+            **_payload_access(p, lp, rd, common, choose, is_),
+            **_workload_run(p, rd, common, choose, is_),
+            "pool_capex_usd": pool["capex"],
+            "usd_per_gib": pool["capex"] / p.pool_capacity_gib,
+            "pool_power_w": pool["power"],
+            "pool_tco_usd": cost.tco_usd(pool["capex"], pool["power"], p.years),
         }
 
+
+# ----------------------------------------------------------------------------- stages of evaluate
+#: Named columns one stage hands to the next.
+Cols = dict[str, np.ndarray]
+#: Picks, per point, the element of a per-path list that belongs to the point's path.
+Chooser = Callable[[list], np.ndarray]
+
+
+def _cyc(ns: np.ndarray, cpu: np.ndarray) -> np.ndarray:
+    """ns in host CPU cycles."""
+    return ns * cpu / NS_PER_US
+
+
+def _select(choose: Chooser, parts: dict[str, Cols], key: str) -> np.ndarray:
+    """Per point, ``key`` of the point's path in ``op_times``' per-path ``parts``."""
+    return choose([parts[k][key] for k in PATHS])
+
+
+def _load_path(p: Batch, fpga: np.ndarray) -> Cols:
+    """The load path (§2.1): LLC miss handling, the CXL fabric (PHY apart) and device memory."""
+    cpu = p.cpu_clock_mhz
+    levels = p.switch_levels
+    llc = paths.llc_ns(cpu)
+    asic_dram_ns = paths.asic_dram_idle_ns()
+    local_miss = np.where(fpga, paths.fpga_local_miss_ns(cpu), llc + asic_dram_ns)
+    fab_f, phy_f = paths.fpga_fabric_ns(levels, p.ip_clock_mhz)
+    fab_a, phy_a = paths.asic_fabric_ns(levels, p.cxl_gen, p.cxl_lanes)
+    fabric = np.where(fpga, fab_f, fab_a)
+    phy = np.where(fpga, phy_f, phy_a)
+    cxl_miss = llc + fabric + np.where(fpga, cal.DEVICE_MEM_NS, asic_dram_ns)
+    return {"llc": llc, "local_miss": local_miss, "cxl_miss": cxl_miss, "fabric": fabric, "phy": phy}
+
+
+def _rdma_path(p: Batch, fpga: np.ndarray) -> Cols:
+    """The RDMA hardware path (§2.4) for a line, a page, the payload and the workload's object."""
+    size = p.payload_b
+    ub = p.pick("workload", _IS_UBENCH)
+    obj = np.where(ub, size, p.pick("workload", _OBJECT_B))
+    sizes = np.stack([np.broadcast_to(np.asarray(x, dtype=np.float64), (p.n,)) for x in (CACHELINE_B, paths.PAGE_B, size, obj)])
+    hw_all, net_all = paths.rdma_table(sizes, fpga, p.rdma_link_gbit_s, p.rdma_switches)
+    hw_line, hw_page, hw_size, hw_obj = hw_all
+    net_line, net_page, net_size, _ = net_all
+    return {"obj": obj, "hw_line": hw_line, "hw_page": hw_page, "hw_size": hw_size, "hw_obj": hw_obj,
+            "net_line": net_line, "net_page": net_page, "net_size": net_size}
+
+
+def _op_inputs(p: Batch, lp: Cols, rd: Cols) -> Cols:
+    """The per-path operation costs' inputs (ops.op_times): hardware paths and software (§2.4-§2.6) in ns."""
+    cpu = p.cpu_clock_mhz
+    to_ns = lambda cyc: paths.cyc_to_ns(cyc, cpu)  # noqa: E731
+    sw = dict(lib_ns=to_ns(p.rdma_lib_cyc), kernel_ns=to_ns(p.swap_kernel_cyc), kvs_ns=to_ns(p.kvs_software_cyc))
+    return dict(local_miss_ns=lp["local_miss"], cxl_miss_ns=lp["cxl_miss"], llc_line_ns=lp["llc"], mshr=p.llc_mshr,
+                hw_line_ns=rd["hw_line"], hw_page_ns=rd["hw_page"], cpu_mhz=cpu, **sw)
+
+
+def _line_load(p: Batch, lp: Cols, rd: Cols, common: Cols, choose: Chooser, is_: Cols) -> Cols:
+    """One 64 B load (Fig. 6a / Fig. 7 view; RDMA: hardware path only), its best case and cache hit."""
+    cpu = p.cpu_clock_mhz
+    local_miss, hw_line = lp["local_miss"], rd["hw_line"]
+    page_fault = paths.pages_spanned(CACHELINE_B)
+    load_ns = choose([
+        local_miss, lp["cxl_miss"], hw_line,
+        local_miss + page_fault * (common["kernel_ns"] + rd["hw_page"]),
+        common["kvs_ns"] + hw_line + paths.copy_ns(CACHELINE_B, cpu),
+        local_miss + page_fault * (common["kernel_ns"] + paths.copy_ns(paths.PAGE_B, cpu)),
+    ])
+    rdma_like = is_["rdma"] | is_["kvs"]
+    best_ns = np.where(is_["rdma"], hw_line * cal.RDMA_BEST_FRAC, load_ns)
+    hit_ns = np.where(rdma_like, load_ns, paths.cyc_to_ns(cal.L1_HIT_CYC, cpu))
+    return {
+        "load_latency_cyc": _cyc(load_ns, cpu),
+        "load_latency_ns": load_ns,
+        "load_network_share_frac": np.where(is_["rdma"], rd["net_line"], 0.0) / load_ns,
+        "best_load_cyc": _cyc(best_ns, cpu),
+        "hit_latency_cyc": _cyc(hit_ns, cpu),
+    }
+
+
+def _payload_access(p: Batch, lp: Cols, rd: Cols, common: Cols, choose: Chooser, is_: Cols) -> Cols:
+    """One payload access (microbenchmark view, Fig. 6; no index, no page reuse) and its latency split."""
+    size = p.payload_b
+    pay = op_times(size, 0.0, 0.0, hw_obj_ns=rd["hw_size"], **common)
+    pay_ns = _select(choose, pay, "total")
+    lines = np.maximum(np.ceil(size / CACHELINE_B), 1.0)
+    waves = np.ceil(lines / p.llc_mshr)
+    load_store = is_["local"] | is_["directcxl"]
+    rdma_like = is_["rdma"] | is_["kvs"]
+    # network side of an RDMA transfer: the flat network (fpga) or all but the two DMAs (asic)
+    net_total = np.where(rdma_like, rd["net_size"], 0.0) + np.where(is_["swap"], paths.pages_spanned(size) * rd["net_page"], 0.0)
+    return {
+        "payload_latency_ns": pay_ns,
+        "payload_latency_cyc": _cyc(pay_ns, p.cpu_clock_mhz),
+        "bw_gbps": size / pay_ns,
+        "llc_share_frac": np.where(load_store, lines * lp["llc"], 0.0) / pay_ns,
+        "fabric_share_frac": np.where(is_["directcxl"], waves * lp["fabric"], 0.0) / pay_ns,
+        "phy_share_frac": np.where(is_["directcxl"], waves * lp["phy"], 0.0) / pay_ns,
+        "software_share_frac": _select(choose, pay, "software") / pay_ns,
+        "copy_share_frac": _select(choose, pay, "copy") / pay_ns,
+        "network_share_frac": net_total / pay_ns,
+    }
+
+
+def _workload_run(p: Batch, rd: Cols, common: Cols, choose: Chooser, is_: Cols) -> Cols:
+    """The workload's run time relative to Local and its split (§2.2, §2.5, §2.6)."""
+    index = p.pick("workload", _INDEX_LINES)
+    alpha = p.pick("workload", _REUSE_ALPHA)
+    footprint_b = p.pick("workload", _FOOTPRINT_GB) * GB
+    # Swap's page cache: LRU-free working-set hit rate under Zipf reuse (cache block); only
+    # the paging paths of reused workloads need it
+    needs = (alpha >= 0) & (is_["swap"] | is_["tpp"])
+    page_hit = _where_needed(needs, p.n, lambda mib, fp, a: cache.working_set_hit_rate(mib * MIB, fp, a, paths.PAGE_B),
+                             p.local_mem_mib, footprint_b, alpha)
+    cls = p.pick("workload", _CLASS)
+    f = np.where(cls == 0, p.mem_frac_memdb, np.where(cls == 1, p.mem_frac_other, 1.0))
+    ops = op_times(rd["obj"], index, page_hit, hw_obj_ns=rd["hw_obj"], **common)
+    t_op = _select(choose, ops, "total")
+    t_local = ops["local"]["total"]
+    t_rel = run_time(t_op, t_local, f)
+    share = f / t_local / t_rel
+    return {
+        "time_vs_local_x": t_rel,
+        "op_time_ns": t_rel * t_local / f,
+        "exec_software_share_frac": _select(choose, ops, "software") * share,
+        "exec_rdma_share_frac": _select(choose, ops, "rdma") * share,
+        "transfer_b_per_op": _select(choose, ops, "bytes"),
+    }
+
+
+def _pool_cost_power(p: Batch, is_: Cols) -> Cols:
+    """Cost and power of the pool (§2.7, §2.9): its devices, controllers or servers, NICs and switches."""
+    # a shared pool (a CXL switch or the RDMA network between hosts and memory) provisions the
+    # peak of the sum; per-host memory (Local, TPP, DirectCXL without a switch: one host per
+    # device) the sum of peaks
+    levels = p.switch_levels
+    shared = (is_["directcxl"] & (levels > 0)) | is_["rdma"] | is_["swap"] | is_["kvs"]
+    cap = p.pool_capacity_gib * np.where(shared, 1.0 - p.pooling_saving_frac, 1.0)
+    n_dev = np.ceil(cap / p.device_capacity_gib)
+    endpoints = p.hosts + n_dev
+    n_cxl_sw = levels * np.ceil(endpoints / SWITCH_PORTS)
+    # without a switch a device's single port serves one host (one VH per HDM, L75)
+    n_cxl_dev = np.where(levels > 0, n_dev, np.maximum(n_dev, p.hosts))
+    n_ib_sw = np.where(endpoints > 2, np.ceil(endpoints / SWITCH_PORTS), 0.0) + p.rdma_switches
+    dram_usd = cap * p.dram_usd_per_gib
+    cxl_usd = dram_usd + n_cxl_dev * p.cxl_ctrl_usd + n_cxl_sw * p.cxl_switch_usd
+    rdma_usd = dram_usd + n_dev * (p.memory_node_usd + p.rnic_usd) + p.hosts * p.rnic_usd + n_ib_sw * p.ib_switch_usd
+    dram_w = cap * DRAM_W_PER_GIB
+    cxl_w = dram_w + n_cxl_dev * CXL_CTRL_W + n_cxl_sw * CXL_SWITCH_W
+    rdma_w = dram_w + n_dev * (MEMORY_NODE_W + RNIC_W) + p.hosts * RNIC_W + n_ib_sw * IB_SWITCH_W
+    pooled_rdma = is_["rdma"] | is_["kvs"] | is_["swap"]
+    capex = np.where(is_["directcxl"], cxl_usd, np.where(pooled_rdma, rdma_usd, dram_usd))
+    power = np.where(is_["directcxl"], cxl_w, np.where(pooled_rdma, rdma_w, dram_w))
+    return {"capex": capex, "power": power, "n_dev": n_dev, "n_cxl_dev": n_cxl_dev}
+
+
+def _mem_analytics_system(p: Batch, rd: Cols, common: Cols, pool: Cols, choose: Chooser, is_: Cols) -> Cols:
+    """The mem-analytics system: each host touches footprint/hosts of the memory at random."""
+    per_host_gib = p.pool_capacity_gib / p.hosts
+    local_gib = p.local_mem_mib * MIB / GIB
+    fam_hit = np.where(is_["swap"] | is_["tpp"], np.minimum(1.0, local_gib / per_host_gib), 0.0)
+    fam = op_times(CACHELINE_B, 0.0, fam_hit, hw_obj_ns=rd["hw_line"], **common)
+    access_ns = _select(choose, fam, "total")
+    moved_b = _select(choose, fam, "bytes")
+    local_bw = HOST_CHANNELS * paths_local_channel_gbps()
+    cxl_link = link.cxl_mem_bw_gbps(p.cxl_gen, p.cxl_lanes)
+    cxl_bw = np.minimum(cxl_link, pool["n_cxl_dev"] * cxl_link / p.hosts)
+    nic = p.rdma_link_gbit_s / BITS_PER_BYTE
+    rdma_bw = np.minimum(nic, pool["n_dev"] * nic / p.hosts)
+    fabric_bw = np.where(is_["directcxl"], cxl_bw, rdma_bw)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        host_bw = np.where(moved_b > 0, fabric_bw * CACHELINE_B / moved_b, local_bw)
+    host = workload.host_server(local_gib)
+    in_dimms = is_["local"] | is_["tpp"]
+    return {
+        "infeasible": {TOO_MUCH_LOCAL_DRAM: np.asarray(in_dimms & (per_host_gib > HOST_MAX_DRAM_GIB))},
+        "access_latency_ns": access_ns,
+        "host_bw_gbps": host_bw,
+        "work_per_s": p.hosts * workload.mem_queries_per_s(access_ns, host_bw),
+        "capex_usd": p.hosts * host["capex_usd"] + pool["capex"],
+        "power_w": p.hosts * host["power_w"] + pool["power"],
+    }
 
 @per_calibration
 def paths_local_channel_gbps() -> float:

@@ -180,17 +180,30 @@ def cpu_split(t: dict[str, np.ndarray], design: Any) -> dict[str, np.ndarray]:
 
 def isp_terms(p: Batch | Any, design: Any) -> dict[str, np.ndarray]:
     """The six terms (s) of ``design`` (codes into DESIGNS) for the points of ``p``."""
-    d = {k: np.asarray(design) == i for i, k in enumerate(DESIGNS)}
+    v = _workload_counts(p)
+    v.update(_cpu_scales(p))
+    v.update(_device_bandwidths(p, v))
+    v.update(_linux_work(p, v))
+    v.update(_program_compute(p, v))
+    v.update(_host_terms(v))
+    v.update(_device_terms(p, v))
+    return _design_terms(p, design, v)
+
+
+def _workload_counts(p: Batch | Any) -> dict[str, Any]:
+    """The workload's bytes and event counts (I/Os, syscalls, path walks, files, TCP packets)."""
     col = {k: p.pick("workload", dict(zip(WORKLOADS, WL[k]))) for k in
            ("io_gb", "io_count", "syscalls", "pathwalks", "files", "tcp_packets", "exec_s", "read_frac", "sequential")}
     io_b = col["io_gb"] * GB
     ref_n_io = col["io_count"]  # the article's I/Os (its Fig. 4a times were taken with them)
-    n_sys, n_walk, n_open, n_pkt = col["syscalls"], col["pathwalks"], col["files"], col["tcp_packets"]
     # kv-object family: the same bytes in I/Os of value_b (size_from = value_b)
     n_io = np.where(p.is_("size_from", "value_b"), np.ceil(io_b / p.value_b), ref_n_io)
-    avg_b = io_b / n_io
-    us = 1.0 / US_PER_S
-    k = p.os_cost_scale
+    return {"col": col, "io_b": io_b, "ref_n_io": ref_n_io, "n_sys": col["syscalls"], "n_walk": col["pathwalks"],
+            "n_open": col["files"], "n_pkt": col["tcp_packets"], "n_io": n_io, "avg_b": io_b / n_io}
+
+
+def _cpu_scales(p: Batch | Any) -> dict[str, Any]:
+    """Host and device software-time scales over the 3.8-GHz reference host (CPI stack)."""
     # Software time is counted in microseconds of the 3.8-GHz reference host; it takes
     # h_scale of that on this point's host and d_scale on the device's cores.  CPI stack
     # (memssd block's stall_time_ns form): the core's cycles scale with its clock (and IPC),
@@ -198,72 +211,109 @@ def isp_terms(p: Batch | Any, design: Any) -> dict[str, np.ndarray]:
     m = p.mem_stall_frac
     h_scale = (1 - m) * REF_CLOCK_GHZ / p.host_clock_ghz + m
     d_scale = (1 - m) * REF_CLOCK_GHZ / p.dev_clock_ghz * p.dev_ipc_ratio + m * DEV_MEM_LATENCY_RATIO
+    return {"h_scale": h_scale, "d_scale": d_scale}
 
-    # --- bandwidths: flash back end (flash block) and the host link (link block)
+
+def _device_bandwidths(p: Batch | Any, v: dict[str, Any]) -> dict[str, Any]:
+    """Bandwidths: flash back end (flash block) and the host link (link block); firmware and frame times."""
+    us = 1.0 / US_PER_S
     fl = hw.flash_arrays(p.flash_channels, p.flash_chips_per_channel, p.flash_channel_gbps)
-    flash_gbps = hw.flash_bw_gbps(fl, avg_b, col["read_frac"], col["sequential"] > 0.5)
+    flash_gbps = hw.flash_bw_gbps(fl, v["avg_b"], v["col"]["read_frac"], v["col"]["sequential"] > 0.5)
     link_gbps = np.zeros_like(flash_gbps)
     for g in HOST_LINKS:  # three labels, not a loop over points
-        link_gbps = np.where(p.is_("host_link", g), link.pcie_dma_bw_gbps(g, HOST_LANES, avg_b), link_gbps)
-    fw_s = n_io * FW_IO_CYCLES / (p.dev_clock_ghz * hw.HZ_PER_GHZ)
+        link_gbps = np.where(p.is_("host_link", g), link.pcie_dma_bw_gbps(g, HOST_LANES, v["avg_b"]), link_gbps)
+    fw_s = v["n_io"] * FW_IO_CYCLES / (p.dev_clock_ghz * hw.HZ_PER_GHZ)
     frame_s = p.pick("host_link", _FRAME_US) * us
+    return {"flash_gbps": flash_gbps, "link_gbps": link_gbps, "fw_s": fw_s, "frame_s": frame_s}
 
-    # --- Linux work (reference-host seconds)
-    linux_sys = k * (n_sys * SYSCALL_US + n_walk * PATHWALK_US + n_open * FILE_OPEN_US) * us
-    copy = io_b * COPY_CYCLES_PER_BYTE / (REF_CLOCK_GHZ * hw.HZ_PER_GHZ)
-    block = k * n_io * BLOCK_IO_US * us
-    ref_block = k * ref_n_io * BLOCK_IO_US * us
-    tcp = k * n_pkt * TCP_PACKET_US * us
 
-    # --- compute: the listed time is the host's on the article's hardware; what its other
-    # terms leave there is the program's own work, at least a floor share of the listed time
+def _linux_work(p: Batch | Any, v: dict[str, Any]) -> dict[str, Any]:
+    """Linux work in reference-host seconds: syscalls/path walks/opens, copies, block I/O, TCP."""
+    us = 1.0 / US_PER_S
+    k = p.os_cost_scale
+    linux_sys = k * (v["n_sys"] * SYSCALL_US + v["n_walk"] * PATHWALK_US + v["n_open"] * FILE_OPEN_US) * us
+    copy = v["io_b"] * COPY_CYCLES_PER_BYTE / (REF_CLOCK_GHZ * hw.HZ_PER_GHZ)
+    block = k * v["n_io"] * BLOCK_IO_US * us
+    ref_block = k * v["ref_n_io"] * BLOCK_IO_US * us
+    tcp = k * v["n_pkt"] * TCP_PACKET_US * us
+    return {"linux_sys": linux_sys, "copy": copy, "block": block, "ref_block": ref_block, "tcp": tcp}
+
+
+def _program_compute(p: Batch | Any, v: dict[str, Any]) -> dict[str, Any]:
+    """The program's own work on the host and on the device cores (Amdahl over cores)."""
+    # the listed time is the host's on the article's hardware; what its other terms leave
+    # there is the program's own work, at least a floor share of the listed time
     # (filedown's and fileup's listed times are below their own I/O and OS time)
+    exec_s = v["col"]["exec_s"]
     ref_flash_gbps, ref_link_gbps = _reference_bandwidths()
     ref_flash = p.pick("workload", dict(zip(WORKLOADS, ref_flash_gbps)))
     ref_link = p.pick("workload", dict(zip(WORKLOADS, ref_link_gbps)))
-    ref_fw = ref_n_io * FW_IO_CYCLES / (hw.DEV_CLOCK_GHZ * hw.HZ_PER_GHZ)
-    ref_other = ref_block + ref_fw + io_b / (np.minimum(ref_flash, ref_link) * GB) + linux_sys + copy + tcp
-    compute_ref = np.maximum(col["exec_s"] - ref_other, p.compute_floor_frac * col["exec_s"])
+    ref_fw = v["ref_n_io"] * FW_IO_CYCLES / (hw.DEV_CLOCK_GHZ * hw.HZ_PER_GHZ)
+    ref_other = (v["ref_block"] + ref_fw + v["io_b"] / (np.minimum(ref_flash, ref_link) * GB) + v["linux_sys"] + v["copy"]
+                 + v["tcp"])
+    compute_ref = np.maximum(exec_s - ref_other, p.compute_floor_frac * exec_s)
     amdahl = lambda cores: (1 - p.parallel_frac) + p.parallel_frac / cores  # noqa: E731
-    compute_host = compute_ref * h_scale * amdahl(p.host_cores) / amdahl(REF_HOST_CORES)
-    compute_dev = compute_ref * d_scale * amdahl(p.dev_cores) / amdahl(REF_HOST_CORES)
+    compute_host = compute_ref * v["h_scale"] * amdahl(p.host_cores) / amdahl(REF_HOST_CORES)
+    compute_dev = compute_ref * v["d_scale"] * amdahl(p.dev_cores) / amdahl(REF_HOST_CORES)
+    return {"compute_host": compute_host, "compute_dev": compute_dev}
 
-    # --- host terms
-    host_storage = h_scale * block + fw_s + io_b / (np.minimum(flash_gbps, link_gbps) * GB)
-    host_system = h_scale * (linux_sys + copy)
-    host_tcp = h_scale * tcp
 
-    # --- device-side terms
-    isp_storage = fw_s + io_b / (flash_gbps * GB)
-    dev_linux = d_scale * (linux_sys + copy)
-    dev_tcp = n_pkt * frame_s + d_scale * tcp
+def _host_terms(v: dict[str, Any]) -> dict[str, Any]:
+    """Host design's storage (block layer + firmware + transfer), system and TCP terms."""
+    h_scale = v["h_scale"]
+    host_storage = h_scale * v["block"] + v["fw_s"] + v["io_b"] / (np.minimum(v["flash_gbps"], v["link_gbps"]) * GB)
+    return {"host_storage": host_storage, "host_system": h_scale * (v["linux_sys"] + v["copy"]),
+            "host_tcp": h_scale * v["tcp"]}
+
+
+def _device_terms(p: Batch | Any, v: dict[str, Any]) -> dict[str, Any]:
+    """Device-side terms: ISP storage, Linux on the device, virtual firmware, P.ISP RPCs and LBA sets."""
+    us = 1.0 / US_PER_S
+    k = p.os_cost_scale
+    d_scale, n_sys, n_pkt, tcp, frame_s = v["d_scale"], v["n_sys"], v["n_pkt"], v["tcp"], v["frame_s"]
     vfw_sys = n_sys * VFW_SYSCALL_CYCLES / (p.dev_clock_ghz * hw.HZ_PER_GHZ) + d_scale * VFW_SERVICE_FRAC * k * (
-        n_walk * PATHWALK_US + n_open * FILE_OPEN_US) * us
-    vfw_tcp = n_pkt * frame_s + d_scale * VFW_SERVICE_FRAC * tcp
-    ctx = n_sys * p.kernel_ctx_us * us
-    rpc_ctx, rpc = pisp_rpc_s(p, n_sys, n_pkt, h_scale * k * TCP_PACKET_US * us)
-    lba = n_open * p.lba_set_us * us
-    naive_copy = io_b / (p.naive_copy_gbps * GB)
+        v["n_walk"] * PATHWALK_US + v["n_open"] * FILE_OPEN_US) * us
+    rpc_ctx, rpc = pisp_rpc_s(p, n_sys, n_pkt, v["h_scale"] * k * TCP_PACKET_US * us)
+    return {
+        "isp_storage": v["fw_s"] + v["io_b"] / (v["flash_gbps"] * GB),
+        "dev_linux": d_scale * (v["linux_sys"] + v["copy"]),
+        "dev_tcp": n_pkt * frame_s + d_scale * tcp,
+        "vfw_sys": vfw_sys,
+        "vfw_tcp": n_pkt * frame_s + d_scale * VFW_SERVICE_FRAC * tcp,
+        "ctx": n_sys * p.kernel_ctx_us * us,
+        "rpc_ctx": rpc_ctx, "rpc": rpc,
+        "lba": v["n_open"] * p.lba_set_us * us,
+        "naive_copy": v["io_b"] / (p.naive_copy_gbps * GB),
+    }
 
+
+def _design_terms(p: Batch | Any, design: Any, v: dict[str, Any]) -> dict[str, np.ndarray]:
+    """Each point's six terms: the host's or the device-side ones its design uses."""
+    us = 1.0 / US_PER_S
+    d = {k: np.asarray(design) == i for i, k in enumerate(DESIGNS)}
+    io_b, flash_gbps, link_gbps, naive_copy = v["io_b"], v["flash_gbps"], v["link_gbps"], v["naive_copy"]
+    host_tcp, host_storage, isp_storage = v["host_tcp"], v["host_storage"], v["isp_storage"]
+    compute_host = v["compute_host"]
     z = np.zeros_like(compute_host)
     pisp = d["pisp_r"] | d["pisp_v"]
     dlinux = d["d_naive"] | d["d_fullos"]
     network = np.select([d["host"], pisp, dlinux, d["d_virtfw"]],
-                        [host_tcp, host_tcp + np.where(d["pisp_r"], rpc, 0.0), dev_tcp, vfw_tcp])
-    kernel_ctx = np.where(pisp, ctx + np.where(d["pisp_r"], rpc_ctx, 0.0), z)
-    lba_set = np.where(pisp, lba, z)
+                        [host_tcp, host_tcp + np.where(d["pisp_r"], v["rpc"], 0.0), v["dev_tcp"], v["vfw_tcp"]])
+    kernel_ctx = np.where(pisp, v["ctx"] + np.where(d["pisp_r"], v["rpc_ctx"], 0.0), z)
+    lba_set = np.where(pisp, v["lba"], z)
     storage = np.select([d["host"], dlinux],
-                        [host_storage, isp_storage + d_scale * block + np.where(d["d_naive"], naive_copy, 0.0)], isp_storage)
-    system = np.select([d["host"], dlinux, d["d_virtfw"]], [host_system, dev_linux, vfw_sys], z)
-    compute = np.where(d["host"], compute_host, compute_dev)
-    host_total = host_tcp + host_storage + host_system + compute_host
+                        [host_storage, isp_storage + v["d_scale"] * v["block"] + np.where(d["d_naive"], naive_copy, 0.0)],
+                        isp_storage)
+    system = np.select([d["host"], dlinux, d["d_virtfw"]], [v["host_system"], v["dev_linux"], v["vfw_sys"]], z)
+    compute = np.where(d["host"], compute_host, v["compute_dev"])
+    host_total = host_tcp + host_storage + v["host_system"] + compute_host
     # transfer time inside the storage term (flash, link, D-Naive's copy): no core works on it
     xfer = np.where(d["host"], io_b / (np.minimum(flash_gbps, link_gbps) * GB), io_b / (flash_gbps * GB)) + np.where(
         d["d_naive"], naive_copy, 0.0)
     return {"network_s": network, "kernel_ctx_s": kernel_ctx, "lba_set_s": lba_set, "storage_s": storage,
             "system_s": system, "compute_s": compute, "host_latency_s": host_total, "io_b": io_b,
-            "flash_gbps": flash_gbps, "link_gbps": link_gbps, "io_count": n_io, "xfer_s": xfer, "fw_s": fw_s,
-            "frame_host_s": n_pkt * p.pick("host_link", _FRAME_HOST_US) * us}
+            "flash_gbps": flash_gbps, "link_gbps": link_gbps, "io_count": v["n_io"], "xfer_s": xfer, "fw_s": v["fw_s"],
+            "frame_host_s": v["n_pkt"] * p.pick("host_link", _FRAME_HOST_US) * us}
 
 
 class DockerSsdIsp(Model):

@@ -248,31 +248,11 @@ class DockerSsdLlm(Model):
     def evaluate(self, p: Batch) -> dict[str, Any]:
         m = sized_shape(p.llm, p.model_params_b)
         llm_params = m.pop("params")
-        is_dev = p.is_("config", "d_nocache") | p.is_("config", "d_cache")
-        cache = p.is_("config", "h_cache") | p.is_("config", "d_cache")
-        host_cache = p.is_("config", "h_cache")
+        is_dev, cache, host_cache = _config_flags(p)
+        fast_cap, fast_gbps, slow_cap, slow_gbps = _memory_tiers(p, is_dev, host_cache)
+        hw_args = _hw_args(p, _flops_per_s(p, is_dev), fast_cap, fast_gbps, slow_cap, slow_gbps)
 
-        # --- compute: cores x flops/cycle x clock (2.2 vs 3.8 GHz, L1094)
-        f_host = p.host_cores * p.flops_per_cycle * p.host_clock_ghz * hw.HZ_PER_GHZ
-        f_dev = p.dev_cores * p.flops_per_cycle * p.dev_clock_ghz * hw.HZ_PER_GHZ
-        flops_per_s = np.where(is_dev, f_dev, f_host)
-
-        # --- memory tiers: fast = DRAM; slow = swap SSD (H-Cache) or flash (D-*)
-        fl = hw.flash_arrays(p.flash_channels, p.flash_chips_per_channel, p.flash_channel_gbps)
-        flash_gbps = hw.flash_bw_gbps(fl, FLASH_STREAM_B, 1.0, True)
-        swap_dev_gbps = np.minimum(_swap_flash_gbps(),
-                                   p.pick("swap_link", {g: _LINK_GBPS[g] for g in SWAP_LINKS}))
-        swap_gbps = swap_bw_gbps(swap_dev_gbps, p.swap_fault_us)
-        fast_cap = np.where(is_dev, p.dev_dram_gb, p.host_dram_gb) * GB
-        fast_gbps = np.where(is_dev, p.dev_dram_gbps, p.host_dram_gbps)
-        slow_cap = np.where(is_dev, p.dev_flash_gb, np.where(host_cache, p.swap_ssd_gb, 0.0)) * GB
-        slow_gbps = np.where(is_dev, flash_gbps, swap_gbps)
-
-        hw_args = dict(nodes=p.nodes, batch=p.batch, flops_per_s=flops_per_s,
-                       fast_cap_b=fast_cap, fast_bps=fast_gbps * GB, slow_cap_b=slow_cap, slow_bps=slow_gbps * GB,
-                       kv_second_tier=p.is_("kv_placement", "second_tier"), net_bps=p.net_gbps * GB,
-                       net_latency_s=p.net_latency_us / US_PER_S,
-                       relax=p.is_("enforce_capacity", False), bytes_per_elem=BYTES_PER_ELEM)
+        # --- decode: one token step of the pool at the context (pool.step), its pipelining and KV spread
         st = pool.step(m, ctx=p.seq_len, kv_cache=cache, **hw_args)
         t = st["step_s"]
         pipe = pipeline_gain(m, st, p.seq_len, cache, **hw_args)
@@ -284,28 +264,9 @@ class DockerSsdLlm(Model):
         pre = pool.step(m, ctx=prompt, kv_cache=False, **hw_args)
         t_pre = pre["step_s"]
 
-        # --- bill of materials (cost block prices; hw.* assumptions)
-        n = p.nodes
-        host = hw.host_usd(p.host_dram_gb)
-        swap_ssd = hw.ssd_usd(p.swap_ssd_gb, hw.DEV_DRAM_GB)
-        dssd = hw.ssd_usd(p.dev_flash_gb, p.dev_dram_gb, p.dev_cores)
-        d_pool = (n * dssd + np.ceil(n / hw.SSDS_PER_SWITCH) * hw.SWITCH_USD
-                  + np.ceil(n / hw.SSDS_PER_HOST) * host)
-        h_pool = n * (host + np.where(host_cache, swap_ssd, 0.0))
-        capex = np.where(is_dev, d_pool, h_pool)
-
-        # --- power and energy (energy block per-bit figures; hw.* assumptions)
-        host_w = hw.HOST_PLATFORM_W + hw.core_power_w(p.host_cores, p.host_clock_ghz, hw.HOST_CORE_W, hw.HOST_CLOCK_GHZ)
-        dev_w = hw.DEV_BASE_W + hw.core_power_w(p.dev_cores, p.dev_clock_ghz, hw.DEV_CORE_W, hw.DEV_CLOCK_GHZ)
-        static_w = np.where(is_dev, n * dev_w + np.ceil(n / hw.SSDS_PER_HOST) * host_w,
-                            n * (host_w + np.where(host_cache, hw.SWAP_SSD_W, 0.0)))
-        slow_pj = np.where(is_dev, _FLASH_PJ, _FLASH_PJ + hw.PCIE_PJ_PER_BIT + hw.DRAM_PJ_PER_BIT)
-        dyn_j = n * BITS_PER_BYTE * J_PER_PJ * (st["fast_traffic_b"] * hw.DRAM_PJ_PER_BIT + st["slow_traffic_b"] * slow_pj
-                                     + st["net_b"] * hw.PCIE_PJ_PER_BIT)
-        step_j = static_w * t + dyn_j
+        capex = _pool_capex_usd(p, is_dev, host_cache)
+        step_j, pre_j = _pool_energy_j(p, is_dev, host_cache, st, pre)
         power = step_j / t
-        pre_j = static_w * t_pre + n * BITS_PER_BYTE * J_PER_PJ * (
-            pre["fast_traffic_b"] * hw.DRAM_PJ_PER_BIT + pre["slow_traffic_b"] * slow_pj + pre["net_b"] * hw.PCIE_PJ_PER_BIT)
         # a request: its prefill (first token), then output_tokens - 1 decode steps at the context
         decodes = p.output_tokens - 1.0
         request_s = t_pre + decodes * t
@@ -339,6 +300,75 @@ class DockerSsdLlm(Model):
             "capex_usd": capex,
             "power_w": (pre_j + decodes * step_j) / request_s,
         }
+
+
+def _config_flags(p: Batch) -> tuple[Any, Any, Any]:
+    """Which configuration each point runs: on the DockerSSDs (D-*), with a KV cache, with a host swap SSD (H-Cache)."""
+    is_dev = p.is_("config", "d_nocache") | p.is_("config", "d_cache")
+    cache = p.is_("config", "h_cache") | p.is_("config", "d_cache")
+    host_cache = p.is_("config", "h_cache")
+    return is_dev, cache, host_cache
+
+
+def _flops_per_s(p: Batch, is_dev: Any) -> np.ndarray:
+    """Compute of a node: cores x flops/cycle x clock (2.2 vs 3.8 GHz, L1094)."""
+    f_host = p.host_cores * p.flops_per_cycle * p.host_clock_ghz * hw.HZ_PER_GHZ
+    f_dev = p.dev_cores * p.flops_per_cycle * p.dev_clock_ghz * hw.HZ_PER_GHZ
+    return np.where(is_dev, f_dev, f_host)
+
+
+def _memory_tiers(p: Batch, is_dev: Any, host_cache: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Memory tiers of a node, capacity and bandwidth: fast = DRAM; slow = swap SSD (H-Cache) or flash (D-*)."""
+    fl = hw.flash_arrays(p.flash_channels, p.flash_chips_per_channel, p.flash_channel_gbps)
+    flash_gbps = hw.flash_bw_gbps(fl, FLASH_STREAM_B, 1.0, True)
+    swap_dev_gbps = np.minimum(_swap_flash_gbps(),
+                               p.pick("swap_link", {g: _LINK_GBPS[g] for g in SWAP_LINKS}))
+    swap_gbps = swap_bw_gbps(swap_dev_gbps, p.swap_fault_us)
+    fast_cap = np.where(is_dev, p.dev_dram_gb, p.host_dram_gb) * GB
+    fast_gbps = np.where(is_dev, p.dev_dram_gbps, p.host_dram_gbps)
+    slow_cap = np.where(is_dev, p.dev_flash_gb, np.where(host_cache, p.swap_ssd_gb, 0.0)) * GB
+    slow_gbps = np.where(is_dev, flash_gbps, swap_gbps)
+    return fast_cap, fast_gbps, slow_cap, slow_gbps
+
+
+def _hw_args(p: Batch, flops_per_s: np.ndarray, fast_cap: np.ndarray, fast_gbps: np.ndarray, slow_cap: np.ndarray,
+             slow_gbps: np.ndarray) -> dict[str, Any]:
+    """The pool's hardware as pool.step takes it: nodes, batch, compute, tiers, network, KV placement."""
+    return dict(nodes=p.nodes, batch=p.batch, flops_per_s=flops_per_s,
+                fast_cap_b=fast_cap, fast_bps=fast_gbps * GB, slow_cap_b=slow_cap, slow_bps=slow_gbps * GB,
+                kv_second_tier=p.is_("kv_placement", "second_tier"), net_bps=p.net_gbps * GB,
+                net_latency_s=p.net_latency_us / US_PER_S,
+                relax=p.is_("enforce_capacity", False), bytes_per_elem=BYTES_PER_ELEM)
+
+
+def _pool_capex_usd(p: Batch, is_dev: Any, host_cache: Any) -> np.ndarray:
+    """Bill of materials of the pool (cost block prices; hw.* assumptions)."""
+    n = p.nodes
+    host = hw.host_usd(p.host_dram_gb)
+    swap_ssd = hw.ssd_usd(p.swap_ssd_gb, hw.DEV_DRAM_GB)
+    dssd = hw.ssd_usd(p.dev_flash_gb, p.dev_dram_gb, p.dev_cores)
+    d_pool = (n * dssd + np.ceil(n / hw.SSDS_PER_SWITCH) * hw.SWITCH_USD
+              + np.ceil(n / hw.SSDS_PER_HOST) * host)
+    h_pool = n * (host + np.where(host_cache, swap_ssd, 0.0))
+    return np.where(is_dev, d_pool, h_pool)
+
+
+def _pool_energy_j(p: Batch, is_dev: Any, host_cache: Any, st: dict[str, np.ndarray],
+                   pre: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Energy of a decode step and of the prefill: static power x time + traffic x per-bit energy (energy block; hw.*)."""
+    n = p.nodes
+    t, t_pre = st["step_s"], pre["step_s"]
+    host_w = hw.HOST_PLATFORM_W + hw.core_power_w(p.host_cores, p.host_clock_ghz, hw.HOST_CORE_W, hw.HOST_CLOCK_GHZ)
+    dev_w = hw.DEV_BASE_W + hw.core_power_w(p.dev_cores, p.dev_clock_ghz, hw.DEV_CORE_W, hw.DEV_CLOCK_GHZ)
+    static_w = np.where(is_dev, n * dev_w + np.ceil(n / hw.SSDS_PER_HOST) * host_w,
+                        n * (host_w + np.where(host_cache, hw.SWAP_SSD_W, 0.0)))
+    slow_pj = np.where(is_dev, _FLASH_PJ, _FLASH_PJ + hw.PCIE_PJ_PER_BIT + hw.DRAM_PJ_PER_BIT)
+    dyn_j = n * BITS_PER_BYTE * J_PER_PJ * (st["fast_traffic_b"] * hw.DRAM_PJ_PER_BIT + st["slow_traffic_b"] * slow_pj
+                                             + st["net_b"] * hw.PCIE_PJ_PER_BIT)
+    step_j = static_w * t + dyn_j
+    pre_j = static_w * t_pre + n * BITS_PER_BYTE * J_PER_PJ * (
+        pre["fast_traffic_b"] * hw.DRAM_PJ_PER_BIT + pre["slow_traffic_b"] * slow_pj + pre["net_b"] * hw.PCIE_PJ_PER_BIT)
+    return step_j, pre_j
 
 
 def crossover_seq_len(llm: str, nodes: int = 128, batch: float | None = None, *, lo: float = 16.0, hi: float = 131072.0,

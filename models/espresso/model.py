@@ -36,6 +36,8 @@ microbenchmark's request size is ``io_size_kib`` (the article's) unless ``size_f
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from dse.model import Batch, Metric, Model, Param, knob_params
@@ -275,265 +277,376 @@ class Espresso(Model):
     )
 
     def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
-        conv, oc = p.is_("design", "conv"), p.is_("design", "oc")
-        vh, vh_ideal = p.is_("design", "vh"), p.is_("design", "vh_ideal")
-        proch, espresso = p.is_("design", "proch"), p.is_("design", "espresso")
-        harvester = proch | espresso
-        any_vh = vh | vh_ideal
+        """One borrower SSD's requests through the JBOF, stage by stage (the module docstring's path)."""
+        d = _designs(p)  # which design
+        w = _workload(p)  # read share, request sizes, pattern, footprint
+        r = _roles(p)  # borrowers and lenders
+        s = _ssd_resources(p, d, r)  # cores, DRAM, rated path, controller price
+        m = _mapping_cache(p, d, w, r, s)  # miss ratio, lookups in lent DRAM (M3)
+        v = _vh_redirect(p, d, w, r)  # VH's writes to lenders (M4)
+        fw = _firmware_work(p, w, v, m)  # cycles per request
+        de = _data_end(p, w, v, m, s)  # flash, link, rated data path
+        pr = _processor(p, d, r, s, fw, de)  # own + lent cycles (M2)
+        h = _dpu_host(p, d, r, s, v, m, fw, pr)  # the DPU's driver, OC's FTL, VH's hypervisor
+        sat = _saturation(p, w, v, fw, de, pr, h)  # + the data-end agent: X_sat
+        lat = _unloaded_latency(p, d, w, v, m, s, fw, de, h, sat)  # L0 at QD1
+        cl = _closed_loop(p, d, w, v, fw, de, pr, h, sat, lat)  # X = min(X_sat, QD / L0), Little
+        loaded = _open_loop(p, d, r, s, fw, de, pr, h, sat, cl)  # latency at load_frac of X_sat
+        u = _utilizations(d, r, s, fw, de, pr, h, sat, cl)  # utilizations, bottleneck
+        b = _bill_of_materials(p, d, s)  # one SSD's BOM (M6)
+        e = _energy(p, d, w, v, m, s, fw, pr, h, lat, cl, u)  # energy and power (M7)
+        j = _jbof(p, r, b, e)  # the JBOF's price and power
+        out = _metrics(p, d, r, s, v, m, fw, de, pr, sat, lat, cl, loaded, u, b, e, j)
+        return _mask_infeasible(out, r.valid, v.no_work)
 
-        # --- workload: Table 3 statistics, or the microbenchmark's knobs
-        micro = p.is_("workload", "micro")
-        rf = np.where(micro, p.read_frac, _RF[p.workload])
-        io_b = np.where(p.is_("size_from", "value_b"), p.value_b, p.io_size_kib * KIB)
-        rd_b = np.where(micro, io_b, _RD_KIB[p.workload] * KIB)
-        wr_b = np.where(micro, io_b, _WR_KIB[p.workload] * KIB)
-        seq = micro & p.is_("pattern", "sequential")
-        footprint = np.where(micro, 1.0, p.trace_footprint_frac)
 
-        # --- the JBOF's roles: borrowers run the workload, lenders are idle or light
-        n_ssd = p.jbof_ssds
-        n_l = p.lenders
-        n_b = n_ssd - n_l
-        valid = np.asarray(n_b >= 1)  # an array: ~valid must not be ~True == -2
-        n_b = np.maximum(n_b, 1)
-        lend_ratio = n_l / n_b
+# ----------------------------------------------------------------------------- stages of Espresso.evaluate
+def _designs(p: Batch) -> SimpleNamespace:
+    """Which of the seven compared designs (paper L237) each point is."""
+    conv, oc = p.is_("design", "conv"), p.is_("design", "oc")
+    vh, vh_ideal = p.is_("design", "vh"), p.is_("design", "vh_ideal")
+    proch, espresso = p.is_("design", "proch"), p.is_("design", "espresso")
+    return SimpleNamespace(conv=conv, oc=oc, vh=vh, vh_ideal=vh_ideal, proch=proch, espresso=espresso,
+                           harvester=proch | espresso, any_vh=vh | vh_ideal)
 
-        # --- resources of one SSD (Conv keeps the full compute; OC has none on the SSD)
-        cores = np.where(conv, p.conv_cores_per_ssd, p.cores_per_ssd)
-        dram = np.where(conv, p.conv_dram_gb_per_tb, p.dram_gb_per_tb)
-        # OC: the DPU's DRAM holds the mapping tables of all the JBOF's SSDs (M5)
-        dram = np.where(oc, p.host_dram_gb / (n_ssd * p.capacity_tb), dram)
-        core_hz = p.core_ghz * 1e9
-        host_hz = p.host_cores * p.host_ghz * 1e9
-        # cores share the SSD's resources: universal scalability law (linear by default)
-        eff_cores = mech.usl_cores(cores, p.core_contention_frac, p.core_crosstalk_frac)
-        eff_lender_cores = mech.usl_cores(p.cores_per_ssd, p.core_contention_frac, p.core_crosstalk_frac)
-        # controller generation: a PCIe 4.0 controller's rated data path and price
-        gen4 = p.controller_gen == 4
-        rated_r = np.where(gen4, np.minimum(p.rated_read_gbps, mech.GEN4_READ_GBPS), p.rated_read_gbps)
-        rated_w = np.where(gen4, np.minimum(p.rated_write_gbps, mech.GEN4_WRITE_GBPS), p.rated_write_gbps)
-        controller_usd = np.where(gen4, p.gen4_controller_usd, p.controller_usd)
 
-        # --- mapping cache (M3): local miss ratio; Espresso borrows idle lenders' DRAM (an
-        # idle lender needs none of its own; its DRAM is shared evenly among the borrowers)
-        need = ssd.MAP_GB_PER_TB * footprint
-        m_local = np.where(seq, 0.0, ssd.miss_ratio(dram, footprint))
-        borrowed = np.where(
-            espresso & ~seq & (m_local > p.miss_target_frac),
-            borrowed_dram_gb_per_tb(dram, need, p.miss_target_frac, lend_ratio * p.dram_gb_per_tb),
-            0.0,
-        )
-        miss = np.where(seq, 0.0, ssd.miss_ratio(dram + borrowed, footprint))
-        remote_lookup = np.minimum(borrowed / np.maximum(need, 1e-12), 1.0)  # lookups hitting a lent segment
+def _workload(p: Batch) -> SimpleNamespace:
+    """The workload: Table 3 statistics, or the microbenchmark's knobs."""
+    micro = p.is_("workload", "micro")
+    rf = np.where(micro, p.read_frac, _RF[p.workload])
+    io_b = np.where(p.is_("size_from", "value_b"), p.value_b, p.io_size_kib * KIB)
+    rd_b = np.where(micro, io_b, _RD_KIB[p.workload] * KIB)
+    wr_b = np.where(micro, io_b, _WR_KIB[p.workload] * KIB)
+    seq = micro & p.is_("pattern", "sequential")
+    footprint = np.where(micro, 1.0, p.trace_footprint_frac)
+    return SimpleNamespace(micro=micro, rf=rf, rd_b=rd_b, wr_b=wr_b, seq=seq, footprint=footprint)
 
-        # --- VH: a share of the writes goes to lenders' flash; with copyback it comes back
-        # (the lenders' own capacity to absorb them is not checked: they are idle by default)
-        redirect_w = np.where(any_vh & (n_l >= 1), p.vh_redirect_frac, 0.0)
-        # VH-ideal redirecting every write of a write-only load leaves the borrower no work:
-        # the lenders' flash, not modeled, would bound it (infeasible; evaluated without it)
-        no_work = vh_ideal & (rf <= 0.0) & (redirect_w >= 1.0)
-        redirect_w = np.where(no_work, 0.0, redirect_w)
-        local_w = np.where(vh_ideal, 1.0 - redirect_w, 1.0)  # share of writes the borrower serves
-        wf = 1.0 - rf
-        rf_w = wf * local_w  # the borrower's own writes per request
 
-        # --- firmware work per request (cycles): command, 4 KiB units, mapping misses
-        sl_r, sl_w = ssd.slices(rd_b), ssd.slices(wr_b)
-        pg_r, pg_w = ssd.flash_pages(rd_b), ssd.flash_pages(wr_b)
-        c_io = (
-            p.cmd_kcycles * (rf + rf_w) + (rf * sl_r + rf_w * sl_w * p.write_cycles_scale_x) * p.slice_kcycles
-            + miss * p.miss_kcycles
-        ) * 1e3
+def _roles(p: Batch) -> SimpleNamespace:
+    """The JBOF's roles: borrowers run the workload, lenders are idle or light."""
+    n_ssd = p.jbof_ssds
+    n_l = p.lenders
+    n_b = n_ssd - n_l
+    valid = np.asarray(n_b >= 1)  # an array: ~valid must not be ~True == -2
+    n_b = np.maximum(n_b, 1)
+    return SimpleNamespace(n_ssd=n_ssd, n_l=n_l, n_b=n_b, valid=valid, lend_ratio=n_l / n_b)
 
-        # --- data-end stations: flash (block), link (block), rated data path
-        bw_link = p.link_lanes * ssd.LINK_LANE_PAYLOAD_GBPS * 1e9
-        rd_bytes, wr_bytes = rf * rd_b, rf_w * wr_b
-        x_link = bw_link / np.maximum(rd_bytes, wr_bytes)
-        x_rated = 1e9 / (rd_bytes / rated_r + wr_bytes / rated_w)
-        x_other = np.minimum(x_link, x_rated)
-        fa = ssd.flash_arrays(p.channels, p.dies_per_channel, p.channel_mts, miss)
-        # writes are log-structured: multi-plane programs whatever the LBA pattern.  The
-        # flash IOPS 1 / (rf / x_read + rf_w / x_write) is resolved where it can bind the data
-        # end; +inf where it provably exceeds the link and the rated path (ssd.flash_data_end)
-        x_flash, l_r, l_w = ssd.flash_data_end(fa, rd_b, wr_b, seq, p.gc_wa_x, rf, rf_w, x_other, p.n)
-        x_data = np.minimum(x_flash, x_other)
 
-        # --- processor: own cores, or own + lent cycles under the L179 split (M2)
-        c_b = eff_cores * core_hz
-        # the lenders' own workload takes cycles they would otherwise lend
-        lender = _lender_load(p, fa, bw_link, eff_lender_cores * core_hz)
-        u0 = np.minimum(p.lender_util_frac + lender["util"], 1.0)
-        w_mark = p.busy_watermark_frac
-        busy = x_data * c_io > w_mark * c_b  # the borrower would be busy above the watermark
-        borrow = harvester & (n_l >= 1) & busy & (u0 < w_mark)
-        c_l = np.where(borrow, lend_ratio * eff_lender_cores * core_hz, 0.0)
-        o, omega = p.remote_overhead_frac, p.wrr_weight_ratio_x
-        cap_cycles, p_cap = harvest_capacity(c_b, c_l, u0, o, w_mark)
-        x_proc = cap_cycles / c_io
-        # --- the DPU host: its NVMe driver sends every command to the SSDs (all designs; the
-        # driver's time is also in every design's latency, HOST_NVME_US).  OC (M5): the FTL of
-        # every active SSD runs on the same cores, and a mapping miss is a map-page read the
-        # host FTL sends, one more command.  VH (M4): a central hypervisor handles every
-        # command (+ the copybacks, each one more command)
-        c_ftl_oc = p.oc_ftl_scale_x * c_io
-        hyp_cmds = 1.0 + np.where(vh, wf * redirect_w, 0.0)
-        hyp_c = p.hyp_kcycles * 1e3 * hyp_cmds
-        host_cmds = np.where(oc, 1.0 + miss, hyp_cmds)
-        c_host = p.host_cmd_kcycles * 1e3 * host_cmds + np.where(oc, c_ftl_oc, 0.0) + np.where(any_vh, hyp_c, 0.0)
-        x_host = host_hz / (n_b * np.maximum(c_host, 1e-9))
-        x_proc = np.where(oc, x_host, np.minimum(x_proc, x_host))
-        # the borrower's data-end agent dequeues every redirected DMA/flash op (L199)
-        pages = rf * pg_r + wf * pg_w
-        x_agent = 1e9 / np.maximum(p_cap * pages * p.agent_ns, 1e-30)
-        x_sat = np.minimum(np.minimum(x_proc, x_data), x_agent)
+def _ssd_resources(p: Batch, d: SimpleNamespace, r: SimpleNamespace) -> SimpleNamespace:
+    """Resources of one SSD (Conv keeps the full compute; OC has none on the SSD), USL cores, controller generation."""
+    cores = np.where(d.conv, p.conv_cores_per_ssd, p.cores_per_ssd)
+    dram = np.where(d.conv, p.conv_dram_gb_per_tb, p.dram_gb_per_tb)
+    # OC: the DPU's DRAM holds the mapping tables of all the JBOF's SSDs (M5)
+    dram = np.where(d.oc, p.host_dram_gb / (r.n_ssd * p.capacity_tb), dram)
+    # cores share the SSD's resources: universal scalability law (linear by default)
+    eff_cores = mech.usl_cores(cores, p.core_contention_frac, p.core_crosstalk_frac)
+    eff_lender_cores = mech.usl_cores(p.cores_per_ssd, p.core_contention_frac, p.core_crosstalk_frac)
+    # controller generation: a PCIe 4.0 controller's rated data path and price
+    gen4 = p.controller_gen == 4
+    return SimpleNamespace(
+        cores=cores, dram=dram, core_hz=p.core_ghz * 1e9, host_hz=p.host_cores * p.host_ghz * 1e9,
+        eff_cores=eff_cores, eff_lender_cores=eff_lender_cores,
+        rated_r=np.where(gen4, np.minimum(p.rated_read_gbps, mech.GEN4_READ_GBPS), p.rated_read_gbps),
+        rated_w=np.where(gen4, np.minimum(p.rated_write_gbps, mech.GEN4_WRITE_GBPS), p.rated_write_gbps),
+        controller_usd=np.where(gen4, p.gen4_controller_usd, p.controller_usd),
+    )
 
-        # --- unloaded latency (QD1: nothing is busy, nothing redirected)
-        t_fw = np.where(oc, c_ftl_oc / (p.host_ghz * 1e9), c_io / core_hz) * US_PER_S
-        # OC: a mapping miss is a read the host FTL issues to the SSD, one more command trip
-        t_host = ssd.HOST_NVME_US + np.where(oc, miss * ssd.HOST_NVME_US, 0.0)
-        t_host = t_host + np.where(any_vh, p.hyp_kcycles * 1e3 / (p.host_ghz * 1e9) * US_PER_S, 0.0)
-        bytes_io = rf * rd_b + wf * wr_b
-        t_xfer = bytes_io / bw_link * US_PER_S
-        # Espresso: lookups in lent DRAM cross the CXL fabric; writes to them commit a redo log
-        t_remote_dram = remote_lookup * (_CXL_RT_NS + wf * p.redo_log_ns) / NS_PER_US
-        l0 = t_host + p.fixed_latency_us + t_fw + rf * l_r + wf * l_w + t_xfer + t_remote_dram
-        # a redirected request adds the host's LB formula, the lender's mapping-line fetches
-        # over CXL and the borrower's agent dequeuing its ops
-        map_lines = np.ceil(np.maximum(sl_r, sl_w) / ssd.MAP_ENTRIES_PER_LINE)
-        t_redirect = (p.host_lb_ns + map_lines * _CXL_RT_NS + pages * p.agent_ns) / NS_PER_US
 
-        # --- closed loop at the queue depth: asymptotic bound, Little for the latency; a
-        # borrower redirects only while its own processor would be busy (above the watermark)
-        qd = np.where(micro, p.qd, p.trace_qd)
+def _mapping_cache(p: Batch, d: SimpleNamespace, w: SimpleNamespace, r: SimpleNamespace,
+                   s: SimpleNamespace) -> SimpleNamespace:
+    """Mapping cache (M3): miss ratio, with Espresso's borrowed DRAM of idle lenders.
 
-        def split(load):
-            on = borrow & (load * c_io > w_mark * c_b)
-            return np.where(on, redirect_frac(load * c_io, c_b, c_l, u0, o, omega, w_mark), 0.0)
+    An idle lender needs none of its own DRAM; its DRAM is shared evenly among the borrowers."""
+    need = ssd.MAP_GB_PER_TB * w.footprint
+    m_local = np.where(w.seq, 0.0, ssd.miss_ratio(s.dram, w.footprint))
+    borrowed = np.where(
+        d.espresso & ~w.seq & (m_local > p.miss_target_frac),
+        borrowed_dram_gb_per_tb(s.dram, need, p.miss_target_frac, r.lend_ratio * p.dram_gb_per_tb),
+        0.0,
+    )
+    miss = np.where(w.seq, 0.0, ssd.miss_ratio(s.dram + borrowed, w.footprint))
+    remote_lookup = np.minimum(borrowed / np.maximum(need, 1e-12), 1.0)  # lookups hitting a lent segment
+    return SimpleNamespace(miss=miss, remote_lookup=remote_lookup)
 
-        # the split is taken at the load the queue depth allows without the redirect latency
-        p_red = split(np.minimum(x_sat, qd * US_PER_S / l0))
-        l0_loaded = l0 + p_red * t_redirect
-        x = np.minimum(x_sat, qd * US_PER_S / l0_loaded)
-        latency = np.maximum(qd / x * US_PER_S, l0_loaded)
-        breakdown = mech.latency_breakdown(t_host, np.broadcast_to(p.fixed_latency_us, l0.shape), t_fw, rf * l_r + wf * l_w,
-                                           t_xfer, t_remote_dram, p_red * t_redirect)
-        # what harvesting could add at this queue depth (unlimited lent cycles; OC has no SSD processor)
-        x_own = np.where(oc, x_host, np.minimum(np.minimum(c_b / c_io, x_host), x_data))
-        gain_cap = np.where(oc, 0.0, mech.harvest_gain_cap_frac(x_own, np.minimum(x_host, x_data), qd * US_PER_S / l0))
 
-        # --- open loop at load_frac of saturation: M/M/c at the processor (Sakasegawa),
-        # M/D/1 at the data-end bottleneck
-        lam = p.load_frac * x_sat
-        servers = np.where(oc, p.host_cores, np.maximum(np.rint(cap_cycles / core_hz), 1.0))
-        # each server runs at cap_cycles / servers so the station saturates at x_proc, the
-        # processor bound of x_sat: with a whole number of cores (c_io / core_hz each) the
-        # rounded count of lent cores fell below the capacity and rho passed 1 before x_sat
-        svc = np.where(oc, c_host / (p.host_ghz * 1e9), c_io * servers / cap_cycles)
-        lam_proc = np.where(oc, n_b * lam, lam)
-        w_proc = mmc_wait_approx(lam_proc, svc, servers)
-        w_data = queueing.md1_wait(lam, 1.0 / x_data)
-        loaded = l0_loaded + (w_proc + w_data) * US_PER_S
+def _vh_redirect(p: Batch, d: SimpleNamespace, w: SimpleNamespace, r: SimpleNamespace) -> SimpleNamespace:
+    """VH (M4): the share of writes sent to lenders' flash (with copyback it comes back).
 
-        # --- utilizations at the achieved load and split
-        demand = x * c_io
-        u_b = (1.0 - p_red) * demand / c_b
-        u_l = u0 + np.where(borrow, p_red * demand * (1.0 + o) / np.maximum(c_l, 1e-30), 0.0)
-        u_host_oc = n_b * x * c_host / host_hz
-        u_b = np.where(oc, u_host_oc, u_b)
-        u_l = np.where(oc, 0.0, u_l)
-        util = np.where(oc, u_host_oc, (n_b * u_b + n_l * u_l) / n_ssd)
-        code = np.where(
-            x < x_sat * (1.0 - 1e-9), 4,
-            np.where(x_sat == x_data, np.where(x_data == x_flash, 1, np.where(x_data == x_link, 2, 3)), 0),
-        )
+    The lenders' own capacity to absorb them is not checked: they are idle by default."""
+    redirect_w = np.where(d.any_vh & (r.n_l >= 1), p.vh_redirect_frac, 0.0)
+    # VH-ideal redirecting every write of a write-only load leaves the borrower no work:
+    # the lenders' flash, not modeled, would bound it (infeasible; evaluated without it)
+    no_work = d.vh_ideal & (w.rf <= 0.0) & (redirect_w >= 1.0)
+    redirect_w = np.where(no_work, 0.0, redirect_w)
+    local_w = np.where(d.vh_ideal, 1.0 - redirect_w, 1.0)  # share of writes the borrower serves
+    wf = 1.0 - w.rf
+    rf_w = wf * local_w  # the borrower's own writes per request
+    return SimpleNamespace(redirect_w=redirect_w, no_work=no_work, wf=wf, rf_w=rf_w)
 
-        # --- bill of materials (M6); proch and espresso pay the CXL premium
-        premium = np.where(harvester, p.cxl_premium_frac, 0.0)
-        ssd_usd, compute_usd = bom.ssd_bom_usd(
-            p.capacity_tb, cores, REF_CORES, dram, premium, nand_usd_per_gb=p.nand_usd_per_gb,
-            dram_usd_per_gb=p.dram_usd_per_gb, controller_usd=controller_usd, other_usd=p.other_usd,
-        )
-        oc_usd = bom.oc_bom_usd(p.capacity_tb, p.oc_controller_usd, nand_usd_per_gb=p.nand_usd_per_gb, other_usd=p.other_usd)
-        bom_usd = np.where(oc, oc_usd, ssd_usd)
-        compute_usd = np.where(oc, p.oc_controller_usd, compute_usd)
 
-        # --- energy per request (M7): flash ops, link PHY, DRAM, processor cycles
-        e_xfer = energy.flash_transfer_energy_uj(ssd.FLASH_BASE.page_bytes, p.channel_mts)
-        e_read = _E_TR_UJ + e_xfer
-        e_prog = _E_TPROG_UJ + e_xfer
-        copyback = np.where(vh, wf * redirect_w * pg_w, 0.0)  # pages read on the lender and programmed again
-        flash_uj = rf * pg_r * e_read + wf * pg_w * p.gc_wa_x * e_prog + miss * e_read + copyback * (e_read + e_prog)
-        link_bytes = bytes_io + np.where(vh, 2.0 * wf * redirect_w * wr_b, 0.0)
-        phy_uj = link_bytes * _PHY_UJ_PER_B
-        dram_uj = (BUFFER_PASSES * bytes_io + (rf * sl_r + wf * sl_w) * MAP_ACCESS_B) * _DRAM_UJ_PER_B
-        # (the DPU's driver cycles are left out for every design: the SSD's energy, as before)
-        cycles = c_io * (1.0 + p_red * o) + np.where(oc, c_ftl_oc - c_io, 0.0) + np.where(any_vh, hyp_c, 0.0)
-        # harvesting's own traffic: mapping lines and lent-DRAM lookups over CXL, redo records
-        coh_uj, remote_dram_uj, redo_uj = mech.coherence_energy_uj(
-            p_red, map_lines, remote_lookup, wf, _PHY_UJ_PER_B, _DRAM_UJ_PER_B)
-        e_io_uj = flash_uj + phy_uj + dram_uj + cycles * J_PER_CYCLE * UJ_PER_J + coh_uj + redo_uj
-        flash_idle_w = energy.flash_idle_power_w(p.channels * p.dies_per_channel)
-        # idle processors: a borrower's idle share (OC SSDs have none), a lender's unlent share
-        idle_b_w = np.where(oc, 0.0, mech.idle_processor_power_w(cores, REF_CORES, PROC_W, p.proc_idle_frac, u_b))
-        idle_l_w = np.where(oc, 0.0, mech.idle_processor_power_w(p.cores_per_ssd, REF_CORES, PROC_W, p.proc_idle_frac, u_l))
-        power_w = e_io_uj / UJ_PER_J * x + flash_idle_w + idle_b_w
-        lender_w = flash_idle_w + idle_l_w
+def _firmware_work(p: Batch, w: SimpleNamespace, v: SimpleNamespace, m: SimpleNamespace) -> SimpleNamespace:
+    """Firmware work per request (cycles, M1): command, 4 KiB units, mapping misses."""
+    rf, rf_w = w.rf, v.rf_w
+    sl_r, sl_w = ssd.slices(w.rd_b), ssd.slices(w.wr_b)
+    c_io = (
+        p.cmd_kcycles * (rf + rf_w) + (rf * sl_r + rf_w * sl_w * p.write_cycles_scale_x) * p.slice_kcycles
+        + m.miss * p.miss_kcycles
+    ) * 1e3
+    return SimpleNamespace(sl_r=sl_r, sl_w=sl_w, pg_r=ssd.flash_pages(w.rd_b), pg_w=ssd.flash_pages(w.wr_b), c_io=c_io)
 
-        # --- the JBOF (kv-object family): borrowers' requests, every SSD, the DPU and the rest
-        extra_dram_gib = np.maximum(p.host_dram_gb - DPU_ONBOARD_DRAM_GB, 0.0)  # binary GB, as bom.py
-        jbof_usd = n_ssd * bom_usd + p.dpu_usd + extra_dram_gib * _DDR5_USD_PER_GIB + p.cxl_switch_usd + p.enclosure_usd
-        jbof_w = n_b * power_w + n_l * lender_w + p.dpu_power_w + p.cxl_switch_power_w + p.enclosure_power_w
 
-        gbps = x * bytes_io / 1e9
-        out = {
-            "throughput_gbps": gbps,
-            "iops": x,
-            "jbof_throughput_gbps": gbps * n_b,
-            "latency_us": latency,
-            "qd1_latency_us": l0,
-            "loaded_latency_us": loaded,
-            "saturation_gbps": x_sat * bytes_io / 1e9,
-            "proc_util_frac": util,
-            "borrower_util_frac": u_b,
-            "lender_proc_util_frac": u_l,
-            "redirect_frac": p_red,
-            "miss_ratio_frac": miss,
-            "bottleneck_code": code,
-            "firmware_kcycles_per_io": c_io * 1e-3,
-            "data_end_iops": x_data,
-            "bom_usd": bom_usd,
-            "bom_compute_usd": compute_usd,
-            "usd_per_tb": bom_usd / p.capacity_tb,
-            "iops_per_usd": x / bom_usd,
-            "gbps_per_kusd": gbps / bom_usd * 1e3,
-            "energy_per_io_uj": e_io_uj,
-            "ssd_power_w": power_w,
-            "work_per_s": x * n_b,
-            "op_latency_us": latency,
-            "capex_usd": jbof_usd,
-            "power_w": jbof_w,
-            "lifetime_x": np.where(vh, 1.0 / (1.0 + redirect_w), 1.0),
-            **breakdown,
-            "harvest_gain_cap_frac": gain_cap,
-            "lender_own_util_frac": lender["util"],
-            "lender_slowdown_frac": mech.lender_slowdown_frac(
-                lender["latency_us"], lender["service_us"], c_io / core_hz * US_PER_S, p.cores_per_ssd, lender["util"], u_l),
-            "coherence_energy_per_io_uj": coh_uj,
-            "remote_dram_energy_per_io_uj": remote_dram_uj,
-            "lender_power_w": lender_w,
-            "core_scaling_frac": eff_cores / cores,
-        }
-        # a JBOF without a borrower has no workload: its performance metrics are NaN
-        out["infeasible"] = {NO_BORROWER: ~valid, NO_BORROWER_WORK: no_work}
-        if not np.all(valid):
-            nan_or_one = np.where(valid, 1.0, np.nan)
-            for k in PERF_METRICS:
-                out[k] = out[k] * nan_or_one
-        if np.any(no_work):  # evaluated with nothing redirected: no number of it holds
-            nan_or_one = np.where(no_work, np.nan, 1.0)
-            for k in (*PERF_METRICS, "firmware_kcycles_per_io", "data_end_iops"):
-                out[k] = out[k] * nan_or_one
-        return out
+def _data_end(p: Batch, w: SimpleNamespace, v: SimpleNamespace, m: SimpleNamespace,
+              s: SimpleNamespace) -> SimpleNamespace:
+    """Data-end stations: flash (block), link (block) and the rated data path."""
+    bw_link = p.link_lanes * ssd.LINK_LANE_PAYLOAD_GBPS * 1e9
+    rd_bytes, wr_bytes = w.rf * w.rd_b, v.rf_w * w.wr_b
+    x_link = bw_link / np.maximum(rd_bytes, wr_bytes)
+    x_rated = 1e9 / (rd_bytes / s.rated_r + wr_bytes / s.rated_w)
+    x_other = np.minimum(x_link, x_rated)
+    fa = ssd.flash_arrays(p.channels, p.dies_per_channel, p.channel_mts, m.miss)
+    # writes are log-structured: multi-plane programs whatever the LBA pattern.  The
+    # flash IOPS 1 / (rf / x_read + rf_w / x_write) is resolved where it can bind the data
+    # end; +inf where it provably exceeds the link and the rated path (ssd.flash_data_end)
+    x_flash, l_r, l_w = ssd.flash_data_end(fa, w.rd_b, w.wr_b, w.seq, p.gc_wa_x, w.rf, v.rf_w, x_other, p.n)
+    return SimpleNamespace(bw_link=bw_link, x_link=x_link, fa=fa, x_flash=x_flash, l_r=l_r, l_w=l_w,
+                           x_data=np.minimum(x_flash, x_other))
+
+
+def _processor(p: Batch, d: SimpleNamespace, r: SimpleNamespace, s: SimpleNamespace, fw: SimpleNamespace,
+               de: SimpleNamespace) -> SimpleNamespace:
+    """Processor bound (M2): own cores, or own + lent cycles under the L179 split."""
+    c_b = s.eff_cores * s.core_hz
+    # the lenders' own workload takes cycles they would otherwise lend
+    lender = _lender_load(p, de.fa, de.bw_link, s.eff_lender_cores * s.core_hz)
+    u0 = np.minimum(p.lender_util_frac + lender["util"], 1.0)
+    w_mark = p.busy_watermark_frac
+    busy = de.x_data * fw.c_io > w_mark * c_b  # the borrower would be busy above the watermark
+    borrow = d.harvester & (r.n_l >= 1) & busy & (u0 < w_mark)
+    c_l = np.where(borrow, r.lend_ratio * s.eff_lender_cores * s.core_hz, 0.0)
+    o, omega = p.remote_overhead_frac, p.wrr_weight_ratio_x
+    cap_cycles, p_cap = harvest_capacity(c_b, c_l, u0, o, w_mark)
+    return SimpleNamespace(c_b=c_b, lender=lender, u0=u0, w_mark=w_mark, borrow=borrow, c_l=c_l, o=o, omega=omega,
+                           cap_cycles=cap_cycles, p_cap=p_cap, x_proc=cap_cycles / fw.c_io)
+
+
+def _dpu_host(p: Batch, d: SimpleNamespace, r: SimpleNamespace, s: SimpleNamespace, v: SimpleNamespace,
+              m: SimpleNamespace, fw: SimpleNamespace, pr: SimpleNamespace) -> SimpleNamespace:
+    """The DPU host bound: its NVMe driver per command, OC's FTL (M5), VH's hypervisor (M4).
+
+    The driver sends every command to the SSDs (all designs; its time is also in every
+    design's latency, HOST_NVME_US).  OC: the FTL of every active SSD runs on the same cores,
+    and a mapping miss is a map-page read the host FTL sends, one more command.  VH: a central
+    hypervisor handles every command (+ the copybacks, each one more command)."""
+    c_ftl_oc = p.oc_ftl_scale_x * fw.c_io
+    hyp_cmds = 1.0 + np.where(d.vh, v.wf * v.redirect_w, 0.0)
+    hyp_c = p.hyp_kcycles * 1e3 * hyp_cmds
+    host_cmds = np.where(d.oc, 1.0 + m.miss, hyp_cmds)
+    c_host = p.host_cmd_kcycles * 1e3 * host_cmds + np.where(d.oc, c_ftl_oc, 0.0) + np.where(d.any_vh, hyp_c, 0.0)
+    x_host = s.host_hz / (r.n_b * np.maximum(c_host, 1e-9))
+    x_proc = np.where(d.oc, x_host, np.minimum(pr.x_proc, x_host))
+    return SimpleNamespace(c_ftl_oc=c_ftl_oc, hyp_c=hyp_c, c_host=c_host, x_host=x_host, x_proc=x_proc)
+
+
+def _saturation(p: Batch, w: SimpleNamespace, v: SimpleNamespace, fw: SimpleNamespace, de: SimpleNamespace,
+                pr: SimpleNamespace, h: SimpleNamespace) -> SimpleNamespace:
+    """Saturation throughput: processor/host, data end and the borrower's data-end agent (L199)."""
+    # the borrower's data-end agent dequeues every redirected DMA/flash op (L199)
+    pages = w.rf * fw.pg_r + v.wf * fw.pg_w
+    x_agent = 1e9 / np.maximum(pr.p_cap * pages * p.agent_ns, 1e-30)
+    return SimpleNamespace(pages=pages, x_sat=np.minimum(np.minimum(h.x_proc, de.x_data), x_agent))
+
+
+def _unloaded_latency(p: Batch, d: SimpleNamespace, w: SimpleNamespace, v: SimpleNamespace, m: SimpleNamespace,
+                      s: SimpleNamespace, fw: SimpleNamespace, de: SimpleNamespace, h: SimpleNamespace,
+                      sat: SimpleNamespace) -> SimpleNamespace:
+    """Unloaded latency (QD1: nothing is busy, nothing redirected, M1) and a redirect's extra time."""
+    t_fw = np.where(d.oc, h.c_ftl_oc / (p.host_ghz * 1e9), fw.c_io / s.core_hz) * US_PER_S
+    # OC: a mapping miss is a read the host FTL issues to the SSD, one more command trip
+    t_host = ssd.HOST_NVME_US + np.where(d.oc, m.miss * ssd.HOST_NVME_US, 0.0)
+    t_host = t_host + np.where(d.any_vh, p.hyp_kcycles * 1e3 / (p.host_ghz * 1e9) * US_PER_S, 0.0)
+    bytes_io = w.rf * w.rd_b + v.wf * w.wr_b
+    t_xfer = bytes_io / de.bw_link * US_PER_S
+    # Espresso: lookups in lent DRAM cross the CXL fabric; writes to them commit a redo log
+    t_remote_dram = m.remote_lookup * (_CXL_RT_NS + v.wf * p.redo_log_ns) / NS_PER_US
+    l0 = t_host + p.fixed_latency_us + t_fw + w.rf * de.l_r + v.wf * de.l_w + t_xfer + t_remote_dram
+    # a redirected request adds the host's LB formula, the lender's mapping-line fetches
+    # over CXL and the borrower's agent dequeuing its ops
+    map_lines = np.ceil(np.maximum(fw.sl_r, fw.sl_w) / ssd.MAP_ENTRIES_PER_LINE)
+    t_redirect = (p.host_lb_ns + map_lines * _CXL_RT_NS + sat.pages * p.agent_ns) / NS_PER_US
+    return SimpleNamespace(t_fw=t_fw, t_host=t_host, bytes_io=bytes_io, t_xfer=t_xfer, t_remote_dram=t_remote_dram,
+                           l0=l0, map_lines=map_lines, t_redirect=t_redirect)
+
+
+def _closed_loop(p: Batch, d: SimpleNamespace, w: SimpleNamespace, v: SimpleNamespace, fw: SimpleNamespace,
+                 de: SimpleNamespace, pr: SimpleNamespace, h: SimpleNamespace, sat: SimpleNamespace,
+                 lat: SimpleNamespace) -> SimpleNamespace:
+    """Closed loop at the queue depth: asymptotic bound, Little for the latency, the redirect split.
+
+    A borrower redirects only while its own processor would be busy (above the watermark)."""
+    qd = np.where(w.micro, p.qd, p.trace_qd)
+    x_sat, l0 = sat.x_sat, lat.l0
+
+    def split(load):
+        on = pr.borrow & (load * fw.c_io > pr.w_mark * pr.c_b)
+        return np.where(on, redirect_frac(load * fw.c_io, pr.c_b, pr.c_l, pr.u0, pr.o, pr.omega, pr.w_mark), 0.0)
+
+    # the split is taken at the load the queue depth allows without the redirect latency
+    p_red = split(np.minimum(x_sat, qd * US_PER_S / l0))
+    l0_loaded = l0 + p_red * lat.t_redirect
+    x = np.minimum(x_sat, qd * US_PER_S / l0_loaded)
+    latency = np.maximum(qd / x * US_PER_S, l0_loaded)
+    breakdown = mech.latency_breakdown(lat.t_host, np.broadcast_to(p.fixed_latency_us, l0.shape), lat.t_fw,
+                                       w.rf * de.l_r + v.wf * de.l_w, lat.t_xfer, lat.t_remote_dram, p_red * lat.t_redirect)
+    # what harvesting could add at this queue depth (unlimited lent cycles; OC has no SSD processor)
+    x_own = np.where(d.oc, h.x_host, np.minimum(np.minimum(pr.c_b / fw.c_io, h.x_host), de.x_data))
+    gain_cap = np.where(d.oc, 0.0, mech.harvest_gain_cap_frac(x_own, np.minimum(h.x_host, de.x_data), qd * US_PER_S / l0))
+    return SimpleNamespace(p_red=p_red, l0_loaded=l0_loaded, x=x, latency=latency, breakdown=breakdown,
+                           gain_cap=gain_cap)
+
+
+def _open_loop(p: Batch, d: SimpleNamespace, r: SimpleNamespace, s: SimpleNamespace, fw: SimpleNamespace,
+               de: SimpleNamespace, pr: SimpleNamespace, h: SimpleNamespace, sat: SimpleNamespace,
+               cl: SimpleNamespace) -> np.ndarray:
+    """Open loop at load_frac of saturation: M/M/c at the processor (Sakasegawa), M/D/1 at the data end."""
+    lam = p.load_frac * sat.x_sat
+    servers = np.where(d.oc, p.host_cores, np.maximum(np.rint(pr.cap_cycles / s.core_hz), 1.0))
+    # each server runs at cap_cycles / servers so the station saturates at x_proc, the
+    # processor bound of x_sat: with a whole number of cores (c_io / core_hz each) the
+    # rounded count of lent cores fell below the capacity and rho passed 1 before x_sat
+    svc = np.where(d.oc, h.c_host / (p.host_ghz * 1e9), fw.c_io * servers / pr.cap_cycles)
+    lam_proc = np.where(d.oc, r.n_b * lam, lam)
+    w_proc = mmc_wait_approx(lam_proc, svc, servers)
+    w_data = queueing.md1_wait(lam, 1.0 / de.x_data)
+    return cl.l0_loaded + (w_proc + w_data) * US_PER_S
+
+
+def _utilizations(d: SimpleNamespace, r: SimpleNamespace, s: SimpleNamespace, fw: SimpleNamespace,
+                  de: SimpleNamespace, pr: SimpleNamespace, h: SimpleNamespace, sat: SimpleNamespace,
+                  cl: SimpleNamespace) -> SimpleNamespace:
+    """Processor utilizations at the achieved load and split, and the bottleneck's code."""
+    x, p_red = cl.x, cl.p_red
+    demand = x * fw.c_io
+    u_b = (1.0 - p_red) * demand / pr.c_b
+    u_l = pr.u0 + np.where(pr.borrow, p_red * demand * (1.0 + pr.o) / np.maximum(pr.c_l, 1e-30), 0.0)
+    u_host_oc = r.n_b * x * h.c_host / s.host_hz
+    u_b = np.where(d.oc, u_host_oc, u_b)
+    u_l = np.where(d.oc, 0.0, u_l)
+    util = np.where(d.oc, u_host_oc, (r.n_b * u_b + r.n_l * u_l) / r.n_ssd)
+    x_data = de.x_data
+    code = np.where(
+        x < sat.x_sat * (1.0 - 1e-9), 4,
+        np.where(sat.x_sat == x_data, np.where(x_data == de.x_flash, 1, np.where(x_data == de.x_link, 2, 3)), 0),
+    )
+    return SimpleNamespace(u_b=u_b, u_l=u_l, util=util, code=code)
+
+
+def _bill_of_materials(p: Batch, d: SimpleNamespace, s: SimpleNamespace) -> SimpleNamespace:
+    """Bill of materials of one SSD (M6); proch and espresso pay the CXL premium."""
+    premium = np.where(d.harvester, p.cxl_premium_frac, 0.0)
+    ssd_usd, compute_usd = bom.ssd_bom_usd(
+        p.capacity_tb, s.cores, REF_CORES, s.dram, premium, nand_usd_per_gb=p.nand_usd_per_gb,
+        dram_usd_per_gb=p.dram_usd_per_gb, controller_usd=s.controller_usd, other_usd=p.other_usd,
+    )
+    oc_usd = bom.oc_bom_usd(p.capacity_tb, p.oc_controller_usd, nand_usd_per_gb=p.nand_usd_per_gb, other_usd=p.other_usd)
+    return SimpleNamespace(bom_usd=np.where(d.oc, oc_usd, ssd_usd),
+                           compute_usd=np.where(d.oc, p.oc_controller_usd, compute_usd))
+
+
+def _energy(p: Batch, d: SimpleNamespace, w: SimpleNamespace, v: SimpleNamespace, m: SimpleNamespace,
+            s: SimpleNamespace, fw: SimpleNamespace, pr: SimpleNamespace, h: SimpleNamespace, lat: SimpleNamespace,
+            cl: SimpleNamespace, u: SimpleNamespace) -> SimpleNamespace:
+    """Energy per request (M7: flash ops, link PHY, DRAM, processor cycles) and SSD power."""
+    rf, wf, p_red = w.rf, v.wf, cl.p_red
+    e_xfer = energy.flash_transfer_energy_uj(ssd.FLASH_BASE.page_bytes, p.channel_mts)
+    e_read = _E_TR_UJ + e_xfer
+    e_prog = _E_TPROG_UJ + e_xfer
+    copyback = np.where(d.vh, wf * v.redirect_w * fw.pg_w, 0.0)  # pages read on the lender and programmed again
+    flash_uj = rf * fw.pg_r * e_read + wf * fw.pg_w * p.gc_wa_x * e_prog + m.miss * e_read + copyback * (e_read + e_prog)
+    link_bytes = lat.bytes_io + np.where(d.vh, 2.0 * wf * v.redirect_w * w.wr_b, 0.0)
+    phy_uj = link_bytes * _PHY_UJ_PER_B
+    dram_uj = (BUFFER_PASSES * lat.bytes_io + (rf * fw.sl_r + wf * fw.sl_w) * MAP_ACCESS_B) * _DRAM_UJ_PER_B
+    # (the DPU's driver cycles are left out for every design: the SSD's energy, as before)
+    cycles = fw.c_io * (1.0 + p_red * pr.o) + np.where(d.oc, h.c_ftl_oc - fw.c_io, 0.0) + np.where(d.any_vh, h.hyp_c, 0.0)
+    # harvesting's own traffic: mapping lines and lent-DRAM lookups over CXL, redo records
+    coh_uj, remote_dram_uj, redo_uj = mech.coherence_energy_uj(
+        p_red, lat.map_lines, m.remote_lookup, wf, _PHY_UJ_PER_B, _DRAM_UJ_PER_B)
+    e_io_uj = flash_uj + phy_uj + dram_uj + cycles * J_PER_CYCLE * UJ_PER_J + coh_uj + redo_uj
+    flash_idle_w = energy.flash_idle_power_w(p.channels * p.dies_per_channel)
+    # idle processors: a borrower's idle share (OC SSDs have none), a lender's unlent share
+    idle_b_w = np.where(d.oc, 0.0, mech.idle_processor_power_w(s.cores, REF_CORES, PROC_W, p.proc_idle_frac, u.u_b))
+    idle_l_w = np.where(d.oc, 0.0, mech.idle_processor_power_w(p.cores_per_ssd, REF_CORES, PROC_W, p.proc_idle_frac, u.u_l))
+    return SimpleNamespace(e_io_uj=e_io_uj, coh_uj=coh_uj, remote_dram_uj=remote_dram_uj,
+                           power_w=e_io_uj / UJ_PER_J * cl.x + flash_idle_w + idle_b_w, lender_w=flash_idle_w + idle_l_w)
+
+
+def _jbof(p: Batch, r: SimpleNamespace, b: SimpleNamespace, e: SimpleNamespace) -> SimpleNamespace:
+    """The JBOF (kv-object family): every SSD, the DPU, the switch and the enclosure; price and power."""
+    extra_dram_gib = np.maximum(p.host_dram_gb - DPU_ONBOARD_DRAM_GB, 0.0)  # binary GB, as bom.py
+    jbof_usd = r.n_ssd * b.bom_usd + p.dpu_usd + extra_dram_gib * _DDR5_USD_PER_GIB + p.cxl_switch_usd + p.enclosure_usd
+    jbof_w = r.n_b * e.power_w + r.n_l * e.lender_w + p.dpu_power_w + p.cxl_switch_power_w + p.enclosure_power_w
+    return SimpleNamespace(usd=jbof_usd, w=jbof_w)
+
+
+def _metrics(p: Batch, d: SimpleNamespace, r: SimpleNamespace, s: SimpleNamespace, v: SimpleNamespace,
+             m: SimpleNamespace, fw: SimpleNamespace, de: SimpleNamespace, pr: SimpleNamespace, sat: SimpleNamespace,
+             lat: SimpleNamespace, cl: SimpleNamespace, loaded: np.ndarray, u: SimpleNamespace, b: SimpleNamespace,
+             e: SimpleNamespace, j: SimpleNamespace) -> dict[str, np.ndarray]:
+    """The metric columns: per borrower SSD, per SSD's BOM, and the JBOF's (family) columns."""
+    x, bytes_io, lender = cl.x, lat.bytes_io, pr.lender
+    gbps = x * bytes_io / 1e9
+    return {
+        "throughput_gbps": gbps,
+        "iops": x,
+        "jbof_throughput_gbps": gbps * r.n_b,
+        "latency_us": cl.latency,
+        "qd1_latency_us": lat.l0,
+        "loaded_latency_us": loaded,
+        "saturation_gbps": sat.x_sat * bytes_io / 1e9,
+        "proc_util_frac": u.util,
+        "borrower_util_frac": u.u_b,
+        "lender_proc_util_frac": u.u_l,
+        "redirect_frac": cl.p_red,
+        "miss_ratio_frac": m.miss,
+        "bottleneck_code": u.code,
+        "firmware_kcycles_per_io": fw.c_io * 1e-3,
+        "data_end_iops": de.x_data,
+        "bom_usd": b.bom_usd,
+        "bom_compute_usd": b.compute_usd,
+        "usd_per_tb": b.bom_usd / p.capacity_tb,
+        "iops_per_usd": x / b.bom_usd,
+        "gbps_per_kusd": gbps / b.bom_usd * 1e3,
+        "energy_per_io_uj": e.e_io_uj,
+        "ssd_power_w": e.power_w,
+        "work_per_s": x * r.n_b,
+        "op_latency_us": cl.latency,
+        "capex_usd": j.usd,
+        "power_w": j.w,
+        "lifetime_x": np.where(d.vh, 1.0 / (1.0 + v.redirect_w), 1.0),
+        **cl.breakdown,
+        "harvest_gain_cap_frac": cl.gain_cap,
+        "lender_own_util_frac": lender["util"],
+        "lender_slowdown_frac": mech.lender_slowdown_frac(
+            lender["latency_us"], lender["service_us"], fw.c_io / s.core_hz * US_PER_S, p.cores_per_ssd, lender["util"], u.u_l),
+        "coherence_energy_per_io_uj": e.coh_uj,
+        "remote_dram_energy_per_io_uj": e.remote_dram_uj,
+        "lender_power_w": e.lender_w,
+        "core_scaling_frac": s.eff_cores / s.cores,
+    }
+
+
+def _mask_infeasible(out: dict, valid: np.ndarray, no_work: np.ndarray) -> dict:
+    """Declare the infeasible points and NaN the metrics that have no meaning there."""
+    # a JBOF without a borrower has no workload: its performance metrics are NaN
+    out["infeasible"] = {NO_BORROWER: ~valid, NO_BORROWER_WORK: no_work}
+    if not np.all(valid):
+        nan_or_one = np.where(valid, 1.0, np.nan)
+        for k in PERF_METRICS:
+            out[k] = out[k] * nan_or_one
+    if np.any(no_work):  # evaluated with nothing redirected: no number of it holds
+        nan_or_one = np.where(no_work, np.nan, 1.0)
+        for k in (*PERF_METRICS, "firmware_kcycles_per_io", "data_end_iops"):
+            out[k] = out[k] * nan_or_one
+    return out
 
 
 def _lender_load(p: Batch, fa: dict, bw_link, lender_hz) -> dict[str, np.ndarray]:

@@ -153,80 +153,11 @@ class Fs2(Model):
     )
 
     def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
-        full = lambda v: np.broadcast_to(np.asarray(v, dtype=np.float64), (p.n,))  # noqa: E731
-        want_switch = full(p.is_("design", "fs2_switch") | p.is_("design", "fs2")) > 0
-        want_topo = full(p.is_("design", "fs2_topology") | p.is_("design", "fs2")) > 0
-        want_sched = full(p.is_("design", "fs2_sched") | p.is_("design", "fs2")) > 0
-        cols = {
-            "n": p.n_devices, "fanout": p.fanout, "dist": p.is_("ha", "distributed"), "write": p.pick("workload", _WRITE),
-            "dc": p.device_cache_ns, "sw": p.switch_ns, "link": p.link_ns, "mem": p.mem_ns, "ha": p.ha_ns,
-            "snoop": p.snoop_frac, "port_gbps": p.port_bw_gbps, "switch_on": want_switch,
-            "cache_levels": p.cache_levels,
-            "affinity": np.where(want_sched, p.sched_affinity_frac, 0.0),
-        }
-        x = {k: full(v) for k, v in cols.items()}
-        x["dist"] = x["dist"] > 0.5
-        x["switch_on"] = x["switch_on"] > 0.5
-        base = x
-
-        def at(foot_mb):
-            """Vanilla and the design when each device brings ``foot_mb`` of data."""
-            # --- hits (locality.py): private caches, and the capacity of the first l switch levels
-            dev_b, sw_b = full(p.device_cache_mb * MIB), full(p.switch_cache_mb * MIB)
-            foot_b = full(foot_mb * MIB)
-            x = dict(base)
-            alpha = full(p.reuse_alpha)
-            cap_spread, h_shared = locality.device_capacity_hits(dev_b, foot_b, x["n"], alpha)
-            x["cap_spread"] = cap_spread
-            x["h_spread"] = cap_spread * locality.survive_frac(1.0, x["n"], x["write"])
-            x["h_own"] = np.zeros(p.n)  # only FS²-scheduling's affine requests need it
-            sched_idx = np.flatnonzero(want_sched)
-            if sched_idx.size:
-                x["h_own"][sched_idx] = locality.own_capacity_hits(dev_b[sched_idx], foot_b[sched_idx], alpha[sched_idx])
-            max_levels = fabric.TABLE_LEVELS["tree"]
-            # switch-level capacity only where a switch cache is fitted
-            caps = np.zeros((p.n, max_levels))
-            sw_idx = np.flatnonzero(want_switch)
-            if sw_idx.size:
-                caps[sw_idx] = locality.switch_capacity_hits(
-                    dev_b[sw_idx], sw_b[sw_idx], foot_b[sw_idx], x["n"][sw_idx], alpha[sw_idx], h_shared[sw_idx], max_levels
-                )
-            x["caps"] = caps
-
-            # --- the vanilla tree (no switch hits, no affinity), then the design: the tree with
-            # switch caches / scheduling where asked, or the topology FS²-topology picks
-            tree = fabric.lookup("tree", x["dist"], x["n"], x["fanout"])
-            tree_full = _miss_paths(tree, x)
-            vanilla = _plain(tree, tree_full, x)
-            design = {k: v.copy() for k, v in vanilla.items()}
-            idx = np.flatnonzero(want_switch | want_sched)
-            if idx.size:
-                sub = {k: v[idx] for k, v in x.items()}
-                got = _access(tree.take(idx), tree_full[idx], sub)
-                for k in design:
-                    design[k][idx] = got[k]
-            if want_topo.any():
-                choice = np.broadcast_to(np.asarray(p.topology), (p.n,))
-                auto = want_topo & (choice == TOPOLOGY_CHOICES.index("auto"))
-                for topo in fabric.TOPOLOGIES[1:]:
-                    named = want_topo & (choice == TOPOLOGY_CHOICES.index(topo))
-                    idx = np.flatnonzero(named | auto)
-                    if not idx.size:
-                        continue
-                    # leaf (+ hub) only: at most two requester-side switches off the tree
-                    sub = {k: v[idx] for k, v in x.items()}
-                    sub["caps"] = caps[idx, : fabric.TABLE_LEVELS[topo]]
-                    g = fabric.lookup(topo, sub["dist"], sub["n"], sub["fanout"])
-                    cand = _access(g, _miss_paths(g, sub), sub)
-                    keep = named[idx] | (cand["amat_ns"] < design["amat_ns"][idx])
-                    take = idx[keep]
-                    for k in design:
-                        design[k][take] = cand[k][keep]
-            return vanilla, design, x
-
-        vanilla, design, x = at(p.footprint_mb)
+        want = _design_flags(p)
+        base = _fabric_columns(p, want)
+        vanilla, design, x = _designs_at(p, base, want, p.footprint_mb)
         # the family query: footprint_gib spread over the devices (common metrics)
-        _, design_fam, _ = at(p.footprint_gib * GIB / MIB / x["n"])
+        _, design_fam, _ = _designs_at(p, base, want, p.footprint_gib * GIB / MIB / x["n"])
 
         # --- requests: a memory access plus its compute share; M/M/c over N devices (§2 item 5)
         compute_ns = _compute_ns(p)
@@ -236,9 +167,7 @@ class Fs2(Model):
 
         # --- cost and power: switches, plus the SRAM of a switch cache where one is fitted
         n_switches = design["n_switches"]
-        has_cache = want_switch & (full(p.switch_cache_mb) > 0)
-        cache_w = np.where(has_cache, sram.cache_power_w(p.switch_cache_mb), 0.0)
-        cache_mm2 = np.where(has_cache, sram.cache_area_mm2(p.switch_cache_mb), 0.0)
+        has_cache, cache_w, cache_mm2 = _switch_cache_sram(p, want["switch"])
         local_ns = x["dc"] + x["mem"]
         capacity_miss, coherence_miss = locality.miss_split(x["cap_spread"], x["n"], x["write"], x["affinity"], x["h_own"])
         system = _system(p, design_fam, x["n"], has_cache, cache_w, cache_mm2)
@@ -264,6 +193,115 @@ class Fs2(Model):
             "fabric_power_w": n_switches * p.switch_w + design["cached_switches"] * cache_w,
             "fabric_usd": n_switches * p.switch_usd + design["cached_switches"] * cache_mm2 * p.sram_usd_per_mm2,
         }
+
+
+def _full(p: Batch, v: np.ndarray | float) -> np.ndarray:
+    """``v`` as a float column of the batch length."""
+    return np.broadcast_to(np.asarray(v, dtype=np.float64), (p.n,))
+
+
+def _design_flags(p: Batch) -> dict[str, np.ndarray]:
+    """Which FS² schemes each point's design turns on: switch caches, topology, scheduling (§1)."""
+    return {
+        "switch": _full(p, p.is_("design", "fs2_switch") | p.is_("design", "fs2")) > 0,
+        "topo": _full(p, p.is_("design", "fs2_topology") | p.is_("design", "fs2")) > 0,
+        "sched": _full(p, p.is_("design", "fs2_sched") | p.is_("design", "fs2")) > 0,
+    }
+
+
+def _fabric_columns(p: Batch, want: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Per-point fabric timings, HA mode, workload write share and the schemes' switches as columns."""
+    cols = {
+        "n": p.n_devices, "fanout": p.fanout, "dist": p.is_("ha", "distributed"), "write": p.pick("workload", _WRITE),
+        "dc": p.device_cache_ns, "sw": p.switch_ns, "link": p.link_ns, "mem": p.mem_ns, "ha": p.ha_ns,
+        "snoop": p.snoop_frac, "port_gbps": p.port_bw_gbps, "switch_on": want["switch"],
+        "cache_levels": p.cache_levels,
+        "affinity": np.where(want["sched"], p.sched_affinity_frac, 0.0),
+    }
+    x = {k: _full(p, v) for k, v in cols.items()}
+    x["dist"] = x["dist"] > 0.5
+    x["switch_on"] = x["switch_on"] > 0.5
+    return x
+
+
+def _designs_at(p: Batch, base: dict[str, np.ndarray], want: dict[str, np.ndarray],
+                foot_mb: np.ndarray | float) -> tuple[dict, dict, dict]:
+    """Vanilla and the design when each device brings ``foot_mb`` of data (and the hit columns)."""
+    x = _hit_columns(p, base, want, foot_mb)
+    vanilla, design = _tree_designs(x, want)
+    if want["topo"].any():
+        _pick_topologies(p, x, want["topo"], design)
+    return vanilla, design, x
+
+
+def _hit_columns(p: Batch, base: dict[str, np.ndarray], want: dict[str, np.ndarray],
+                 foot_mb: np.ndarray | float) -> dict[str, np.ndarray]:
+    """Hit ratios (locality.py): private caches, and the capacity of the first l switch levels."""
+    dev_b, sw_b = _full(p, p.device_cache_mb * MIB), _full(p, p.switch_cache_mb * MIB)
+    foot_b = _full(p, foot_mb * MIB)
+    x = dict(base)
+    alpha = _full(p, p.reuse_alpha)
+    cap_spread, h_shared = locality.device_capacity_hits(dev_b, foot_b, x["n"], alpha)
+    x["cap_spread"] = cap_spread
+    x["h_spread"] = cap_spread * locality.survive_frac(1.0, x["n"], x["write"])
+    x["h_own"] = np.zeros(p.n)  # only FS²-scheduling's affine requests need it
+    sched_idx = np.flatnonzero(want["sched"])
+    if sched_idx.size:
+        x["h_own"][sched_idx] = locality.own_capacity_hits(dev_b[sched_idx], foot_b[sched_idx], alpha[sched_idx])
+    max_levels = fabric.TABLE_LEVELS["tree"]
+    # switch-level capacity only where a switch cache is fitted
+    caps = np.zeros((p.n, max_levels))
+    sw_idx = np.flatnonzero(want["switch"])
+    if sw_idx.size:
+        caps[sw_idx] = locality.switch_capacity_hits(
+            dev_b[sw_idx], sw_b[sw_idx], foot_b[sw_idx], x["n"][sw_idx], alpha[sw_idx], h_shared[sw_idx], max_levels
+        )
+    x["caps"] = caps
+    return x
+
+
+def _tree_designs(x: dict[str, np.ndarray], want: dict[str, np.ndarray]) -> tuple[dict, dict]:
+    """The vanilla tree (no switch hits, no affinity) and the tree with the design's switch caches / scheduling."""
+    tree = fabric.lookup("tree", x["dist"], x["n"], x["fanout"])
+    tree_full = _miss_paths(tree, x)
+    vanilla = _plain(tree, tree_full, x)
+    design = {k: v.copy() for k, v in vanilla.items()}
+    idx = np.flatnonzero(want["switch"] | want["sched"])
+    if idx.size:
+        sub = {k: v[idx] for k, v in x.items()}
+        got = _access(tree.take(idx), tree_full[idx], sub)
+        for k in design:
+            design[k][idx] = got[k]
+    return vanilla, design
+
+
+def _pick_topologies(p: Batch, x: dict[str, np.ndarray], want_topo: np.ndarray, design: dict[str, np.ndarray]) -> None:
+    """FS²-topology: the named topology, or (auto) the one with the lowest mean access time, into ``design``."""
+    choice = np.broadcast_to(np.asarray(p.topology), (p.n,))
+    auto = want_topo & (choice == TOPOLOGY_CHOICES.index("auto"))
+    for topo in fabric.TOPOLOGIES[1:]:
+        named = want_topo & (choice == TOPOLOGY_CHOICES.index(topo))
+        idx = np.flatnonzero(named | auto)
+        if not idx.size:
+            continue
+        # leaf (+ hub) only: at most two requester-side switches off the tree
+        sub = {k: v[idx] for k, v in x.items()}
+        sub["caps"] = x["caps"][idx, : fabric.TABLE_LEVELS[topo]]
+        g = fabric.lookup(topo, sub["dist"], sub["n"], sub["fanout"])
+        cand = _access(g, _miss_paths(g, sub), sub)
+        keep = named[idx] | (cand["amat_ns"] < design["amat_ns"][idx])
+        take = idx[keep]
+        for k in design:
+            design[k][take] = cand[k][keep]
+
+
+def _switch_cache_sram(p: Batch, want_switch: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where a switch cache is fitted, and the power and area of its SRAM (sram.py)."""
+    has_cache = want_switch & (_full(p, p.switch_cache_mb) > 0)
+    cache_w = np.where(has_cache, sram.cache_power_w(p.switch_cache_mb), 0.0)
+    cache_mm2 = np.where(has_cache, sram.cache_area_mm2(p.switch_cache_mb), 0.0)
+    return has_cache, cache_w, cache_mm2
+
 
 
 def _miss_paths(g: fabric.Geometry, x: dict[str, np.ndarray]) -> np.ndarray:

@@ -226,115 +226,39 @@ class Iks(Model):
     def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
         tech = p.pick("lpddr", {k: i for i, k in enumerate(device.TECHS)})
         mode = p.pick("tenancy", {k: i for i, k in enumerate(tenancy.MODES)})
-        iface = p.pick("interface", {k: i for i, k in enumerate(offload.INTERFACES)})
         gen = p.pick("link_gen", LINK_GENS)
+        retriever = p.pick("retriever", {k: i for i, k in enumerate(RETRIEVERS)})
+        is_iks = retriever == 0
         peak = device.tech_table()["peak_gbps"][tech]
         rsat = device.tech_table()["random_sat_gbps"][tech]
 
-        # 1. corpus placement: even shards, each on the ENNS channels of its IKS.  The
-        # article's corpus_gb wins when set; else the workload's vectors x dim x element size
-        corpus_gb = np.where(p.corpus_gb > 0, p.corpus_gb, p.corpus_vectors * p.embed_dim * p.elem_b / GB)
-        n_dev = np.where(p.n_devices > 0, p.n_devices,
-                         np.maximum(1.0, np.ceil(corpus_gb / (p.enns_channels * device.CHANNEL_CAPACITY_GB) - 1e-9)))
-        shard_gb = corpus_gb / n_dev
-        fits = np.asarray(shard_gb <= p.enns_channels * device.CHANNEL_CAPACITY_GB)  # array: ~ is a logical not
-        tenant_has_channels = np.asarray((mode != 1) | (p.enns_channels < device.CHANNELS))
+        place = _corpus_placement(p, mode)
+        tenant_bw, share = _tenant_traffic(p, mode, gen, rsat)
+        ctx_b, tax_s = _offload_tax(p, gen)
+        s = _enns_search(p, place, peak, share, tax_s)
+        ten = _tenant_latency(p, mode, tech, rsat, tenant_bw, s["search_s"])
+        tenant_ok = place["tenant_has_channels"] & (ten["util_frac"] < 1.0)
+        cpu = _cpu_baselines(p, place["corpus_gb"], retriever)
+        search_any_s = np.where(retriever == 0, s["search_s"], np.where(retriever == 1, cpu["cpu_enns_s"], cpu["hnsw_s"]))
+        pipe = _rag_pipeline(p, retriever, cpu["hnsw_recall"], search_any_s)
+        bill = _rag_cost_power(p, is_iks, place, s, pipe, search_any_s)
+        system = _vector_search_system(p, is_iks, place, s, cpu, bill)
 
-        # 5a. (needed by the passes below) the CPU tenant's traffic, capped by the host path
-        link_cap = TENANT_LINK_GBPS[offload.combo(gen, p.lanes)]
-        host_cap = np.where(p.is_("host_link", "nma_uplinks"), device.PACKAGES * device.NMA_UPLINK_GBPS, link_cap)
-        tenant_bw = np.minimum(p.tenant_bw_gbps, host_cap)
-        share = tenancy.cotenant_share(mode, tenant_bw, rsat)
-
-        # 2. offload tax (link block)
-        nmas = enns.active_nmas(p.enns_channels)
-        ctx_b = np.where(p.offload_ctx_kb > 0, p.offload_ctx_kb * KB, offload.context_b(p.batch, p.embed_dim, p.elem_b))
-        res_b = offload.result_b(p.batch, p.top_k, nmas)
-        ring_path = p.pick("ring_path", {k: i for i, k in enumerate(offload.RING_PATHS)})
-        tax_s = offload.tax_ns(iface, ctx_b, res_b, gen, p.lanes, ring_path) / NS_PER_S
-
-        # 3-4. ENNS passes and merge, in this tenancy and solo
-        s = enns.search_s(shard_gb, p.embed_dim, p.elem_b, p.batch, p.top_k, p.enns_channels, peak, p.eta_frac,
-                          share, p.nma_clock_ghz, p.topk_cycles_per_score, n_dev)
-        search_s = s["engine_s"] + s["merge_s"] + tax_s
-        solo_engine_s = np.maximum(s["memory_s"] * (1.0 - share), s["compute_s"])
-        solo_s = solo_engine_s + s["merge_s"] + tax_s
-
-        # 5b. the CPU tenant's latency
-        duty = np.minimum(1.0, p.enns_offered_qps / p.batch * search_s)
-        ten = tenancy.tenant_latency(mode, tech, p.enns_channels, tenant_bw, rsat, device.tech_table()["row_drain_ns"][tech],
-                                     p.tenant_accesses, p.tenant_solo_p50_us, p.tenant_solo_p99_us, duty)
-        tenant_ok = tenant_has_channels & (ten["util_frac"] < 1.0)
-
-        # 6. CPU baselines: the corpus (and HNSW's float32 vectors + layer-0 links) in host DRAM,
-        # over as many host servers as that DRAM needs; flat search scans each host's shard
-        retriever = p.pick("retriever", {k: i for i, k in enumerate(RETRIEVERS)})
-        vectors = corpus_gb * GB / (p.embed_dim * p.elem_b)
-        hnsw_gib = vectors * (p.embed_dim * p.hnsw_elem_b + 2.0 * p.hnsw_m * HNSW_LINK_B) / GIB
-        cpu_need_gib = np.where(retriever == 2, hnsw_gib, corpus_gb * GB / GIB)
-        usable_gib = p.host_max_dram_gib - p.host_base_dram_gib
-        host_fits = np.asarray(usable_gib > 0)
-        cpu_hosts = np.maximum(1.0, np.ceil(cpu_need_gib / np.maximum(usable_gib, 1e-9) - 1e-9))
-        cpu_enns_s = baselines.cpu_enns_s(corpus_gb / cpu_hosts, p.embed_dim, p.elem_b, p.batch, p.cpu_threads)
-        # HNSW: one graph per host shard; its breadth is given, or set by the recall to reach
-        graph_vectors = vectors / cpu_hosts
-        hnsw_ef = np.where(p.hnsw_recall_target_frac > 0, baselines.hnsw_ef_for_recall(p.hnsw_recall_target_frac, graph_vectors),
-                           p.hnsw_ef)
-        hnsw_recall = baselines.hnsw_recall(hnsw_ef, graph_vectors)
-        hnsw_s = baselines.cpu_hnsw_s(p.batch, hnsw_ef, p.hnsw_m, p.embed_dim, p.hnsw_elem_b, p.cpu_threads,
-                                      p.hnsw_fit_ef, graph_vectors)
-        search_any_s = np.where(retriever == 0, search_s, np.where(retriever == 1, cpu_enns_s, hnsw_s))
-
-        # 7. RAG pipeline (LLM block tables)
-        pipe = p.pick("pipeline", {k: i for i, k in enumerate(rag.PIPELINES)})
-        docs_x = np.where(p.hnsw_docs_x > 0, p.hnsw_docs_x, 1.0 / np.maximum(hnsw_recall, 1e-3))
-        k_docs = np.where(retriever == 2, p.top_k * docs_x, p.top_k)
-        g = rag.lookup(pipe, p.batch, k_docs)
-        retrieval_s = g["embed_s"] + search_any_s
-        gen_s = g["gen_s"]
-        serial = p.is_("pipelining", "serial")
-        stage_s = np.where(serial, retrieval_s + gen_s, np.maximum(retrieval_s, gen_s))
-        rag_qps = p.batch / stage_s
-        batches_per_s = rag_qps / p.batch
-
-        # cost and power
-        is_iks = retriever == 0
-        n_iks = np.where(is_iks, n_dev, 0.0)
-        passes = np.ceil(p.batch / device.QUERIES_PER_PASS)
-        stream_gbps = batches_per_s * passes * shard_gb
-        iks_duty = np.minimum(1.0, batches_per_s * s["engine_s"])
-        dev_w = costs.device_power_w(stream_gbps, iks_duty)
-        dev_usd = costs.device_capex_usd(p.nma_usd)
-        gpus = rag.gpus(pipe)
-        per_hour = costs.hourly_usd(gpus, n_iks, dev_usd, dev_w, p.iks_amortize_years)
-        gen_duty = np.minimum(1.0, batches_per_s * gen_s)
-        cpu_duty = np.where(is_iks, 0.0, np.minimum(1.0, batches_per_s * search_any_s))
-        power_w = (gpus * (costs.GPU_IDLE_W + (costs.GPU_BUSY_W - costs.GPU_IDLE_W) * gen_duty)
-                   + costs.CPU_IDLE_W + (costs.CPU_BUSY_W - costs.CPU_IDLE_W) * cpu_duty + n_iks * dev_w)
-
-        # vector-search boundary: retrieval batches back to back on host server(s) + DRAM + IKS
-        ret_passes_gbps = passes * shard_gb / search_s
-        ret_dev_w = costs.device_power_w(ret_passes_gbps, s["engine_s"] / search_s)
-        hosts = np.where(is_iks, np.ceil(n_iks / p.iks_per_host - 1e-9), cpu_hosts)
-        dram_gib = hosts * p.host_base_dram_gib + np.where(is_iks, 0.0, cpu_need_gib)
-        idle = costs.CPU_IDLE_W / costs.CPU_BUSY_W
-        host_duty = np.where(is_iks, s["merge_s"] / search_s, 1.0)
-        sys_capex = hosts * HOST_USD + dram_gib * HOST_DRAM_USD_PER_GIB + n_iks * dev_usd
-        sys_power = (hosts * HOST_W * (idle + (1.0 - idle) * host_duty) + dram_gib * HOST_DRAM_W_PER_GIB
-                     + n_iks * ret_dev_w)
-
+        search_s, gen_s, retrieval_s = s["search_s"], pipe["gen_s"], pipe["retrieval_s"]
         int_bw = device.CHANNELS * peak
         ext_bw = offload.RAW_GBPS[offload.combo(gen, p.lanes)]
+        fits = place["fits"]
         ok = np.where(fits & tenant_ok, 1.0, np.nan)
         iks_ok = np.where(is_iks, ok, 1.0)
         return {
-            "infeasible": {NO_FIT: is_iks & ~fits, NO_HOST_FIT: ~host_fits, NO_TENANT_CHANNEL: is_iks & ~tenant_has_channels,
+            "infeasible": {NO_FIT: is_iks & ~fits, NO_HOST_FIT: ~cpu["host_fits"],
+                           NO_TENANT_CHANNEL: is_iks & ~place["tenant_has_channels"],
                            TENANT_SATURATED: is_iks & ~tenant_ok, NO_GEN_FIT: np.isnan(gen_s)},
             "search_ms": search_s * MS_PER_S * ok,
             "enns_qps": p.batch / search_s * ok,
             "memory_ms": s["memory_s"] * MS_PER_S * ok,
             "compute_ms": s["compute_s"] * MS_PER_S * ok,
-            "enns_overhead_pct": (search_s / solo_s - 1.0) * 100.0 * ok,
+            "enns_overhead_pct": (search_s / s["solo_s"] - 1.0) * 100.0 * ok,
             "offload_us": tax_s * US_PER_S,
             "context_kb": ctx_b / KB,
             "int_bw_gbps": int_bw,
@@ -346,23 +270,147 @@ class Iks(Model):
             "tenant_util_frac": ten["util_frac"] * ok,
             "retrieval_ms": retrieval_s * MS_PER_S * iks_ok,
             "gen_ms": gen_s * MS_PER_S,
-            "ttft_ms": (retrieval_s + g["ttft_s"]) * MS_PER_S * iks_ok,
+            "ttft_ms": (retrieval_s + pipe["ttft_s"]) * MS_PER_S * iks_ok,
             "ttft_retrieval_ms": retrieval_s * MS_PER_S * iks_ok,
-            "prefill_ms": g["ttft_s"] * MS_PER_S,
-            "decode_ms": (gen_s - g["ttft_s"]) * MS_PER_S,
-            "hnsw_ef_used": hnsw_ef,
-            "rag_qps": rag_qps * iks_ok,
+            "prefill_ms": pipe["ttft_s"] * MS_PER_S,
+            "decode_ms": (gen_s - pipe["ttft_s"]) * MS_PER_S,
+            "hnsw_ef_used": cpu["hnsw_ef"],
+            "rag_qps": pipe["rag_qps"] * iks_ok,
             "retrieval_share_frac": retrieval_s / (retrieval_s + gen_s) * iks_ok,
-            "free_capacity_gb": (n_dev * device.DEVICE_CAPACITY_GB - corpus_gb) * ok,
-            "device_usd": dev_usd,
-            "rag_power_w": power_w * iks_ok,
-            "cost_per_mquery_usd": per_hour / (rag_qps * S_PER_HOUR) * QUERIES_PER_MQUERY * iks_ok,
+            "free_capacity_gb": (place["n_dev"] * device.DEVICE_CAPACITY_GB - place["corpus_gb"]) * ok,
+            "device_usd": bill["dev_usd"],
+            "rag_power_w": bill["power_w"] * iks_ok,
+            "cost_per_mquery_usd": bill["per_hour"] / (pipe["rag_qps"] * S_PER_HOUR) * QUERIES_PER_MQUERY * iks_ok,
             "work_per_s": p.batch / search_any_s * iks_ok,
-            "capex_usd": sys_capex * iks_ok,
-            "power_w": sys_power * iks_ok,
+            "capex_usd": system["capex"] * iks_ok,
+            "power_w": system["power"] * iks_ok,
             "query_latency_ms": search_any_s * MS_PER_S * iks_ok,
-            "recall_frac": np.where(retriever == 2, hnsw_recall, 1.0),
-            "iks_count": n_iks * iks_ok,
-            "host_count": hosts * iks_ok,
-            "host_dram_gib": dram_gib * iks_ok,
+            "recall_frac": np.where(retriever == 2, cpu["hnsw_recall"], 1.0),
+            "iks_count": bill["n_iks"] * iks_ok,
+            "host_count": system["hosts"] * iks_ok,
+            "host_dram_gib": system["dram_gib"] * iks_ok,
         }
+
+
+# ----------------------------------------------------------------------------- stages of evaluate
+#: Named columns one stage hands to the next.
+Cols = dict[str, np.ndarray]
+
+
+def _corpus_placement(p: Batch, mode: np.ndarray) -> Cols:
+    """1. Corpus placement: even shards over the IKS, each on the ENNS channels of its device."""
+    # the article's corpus_gb wins when set; else the workload's vectors x dim x element size
+    corpus_gb = np.where(p.corpus_gb > 0, p.corpus_gb, p.corpus_vectors * p.embed_dim * p.elem_b / GB)
+    n_dev = np.where(p.n_devices > 0, p.n_devices,
+                     np.maximum(1.0, np.ceil(corpus_gb / (p.enns_channels * device.CHANNEL_CAPACITY_GB) - 1e-9)))
+    shard_gb = corpus_gb / n_dev
+    fits = np.asarray(shard_gb <= p.enns_channels * device.CHANNEL_CAPACITY_GB)  # array: ~ is a logical not
+    tenant_has_channels = np.asarray((mode != 1) | (p.enns_channels < device.CHANNELS))
+    return {"corpus_gb": corpus_gb, "n_dev": n_dev, "shard_gb": shard_gb, "fits": fits,
+            "tenant_has_channels": tenant_has_channels}
+
+
+def _tenant_traffic(p: Batch, mode: np.ndarray, gen: np.ndarray, rsat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """5a. The CPU tenant's traffic, capped by the host path, and the channel share it takes from ENNS."""
+    link_cap = TENANT_LINK_GBPS[offload.combo(gen, p.lanes)]
+    host_cap = np.where(p.is_("host_link", "nma_uplinks"), device.PACKAGES * device.NMA_UPLINK_GBPS, link_cap)
+    tenant_bw = np.minimum(p.tenant_bw_gbps, host_cap)
+    return tenant_bw, tenancy.cotenant_share(mode, tenant_bw, rsat)
+
+
+def _offload_tax(p: Batch, gen: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """2. Offload tax (link block): the batch's context bytes and the time to hand it over and read results."""
+    iface = p.pick("interface", {k: i for i, k in enumerate(offload.INTERFACES)})
+    nmas = enns.active_nmas(p.enns_channels)
+    ctx_b = np.where(p.offload_ctx_kb > 0, p.offload_ctx_kb * KB, offload.context_b(p.batch, p.embed_dim, p.elem_b))
+    res_b = offload.result_b(p.batch, p.top_k, nmas)
+    ring_path = p.pick("ring_path", {k: i for i, k in enumerate(offload.RING_PATHS)})
+    return ctx_b, offload.tax_ns(iface, ctx_b, res_b, gen, p.lanes, ring_path) / NS_PER_S
+
+
+def _enns_search(p: Batch, place: Cols, peak: np.ndarray, share: np.ndarray, tax_s: np.ndarray) -> Cols:
+    """3-4. ENNS passes and the top-K merge, in this tenancy and solo."""
+    s = enns.search_s(place["shard_gb"], p.embed_dim, p.elem_b, p.batch, p.top_k, p.enns_channels, peak, p.eta_frac,
+                      share, p.nma_clock_ghz, p.topk_cycles_per_score, place["n_dev"])
+    search_s = s["engine_s"] + s["merge_s"] + tax_s
+    solo_engine_s = np.maximum(s["memory_s"] * (1.0 - share), s["compute_s"])
+    solo_s = solo_engine_s + s["merge_s"] + tax_s
+    return {**s, "search_s": search_s, "solo_s": solo_s}
+
+
+def _tenant_latency(p: Batch, mode: np.ndarray, tech: np.ndarray, rsat: np.ndarray, tenant_bw: np.ndarray,
+                    search_s: np.ndarray) -> Cols:
+    """5b. The CPU tenant's latency while ENNS streams for its duty cycle."""
+    duty = np.minimum(1.0, p.enns_offered_qps / p.batch * search_s)
+    return tenancy.tenant_latency(mode, tech, p.enns_channels, tenant_bw, rsat, device.tech_table()["row_drain_ns"][tech],
+                                  p.tenant_accesses, p.tenant_solo_p50_us, p.tenant_solo_p99_us, duty)
+
+
+def _cpu_baselines(p: Batch, corpus_gb: np.ndarray, retriever: np.ndarray) -> Cols:
+    """6. CPU baselines: flat search and HNSW on host servers holding the corpus in DRAM."""
+    # the corpus (and HNSW's float32 vectors + layer-0 links) in host DRAM, over as many host
+    # servers as that DRAM needs; flat search scans each host's shard
+    vectors = corpus_gb * GB / (p.embed_dim * p.elem_b)
+    hnsw_gib = vectors * (p.embed_dim * p.hnsw_elem_b + 2.0 * p.hnsw_m * HNSW_LINK_B) / GIB
+    cpu_need_gib = np.where(retriever == 2, hnsw_gib, corpus_gb * GB / GIB)
+    usable_gib = p.host_max_dram_gib - p.host_base_dram_gib
+    host_fits = np.asarray(usable_gib > 0)
+    cpu_hosts = np.maximum(1.0, np.ceil(cpu_need_gib / np.maximum(usable_gib, 1e-9) - 1e-9))
+    cpu_enns_s = baselines.cpu_enns_s(corpus_gb / cpu_hosts, p.embed_dim, p.elem_b, p.batch, p.cpu_threads)
+    # HNSW: one graph per host shard; its breadth is given, or set by the recall to reach
+    graph_vectors = vectors / cpu_hosts
+    hnsw_ef = np.where(p.hnsw_recall_target_frac > 0, baselines.hnsw_ef_for_recall(p.hnsw_recall_target_frac, graph_vectors),
+                       p.hnsw_ef)
+    hnsw_recall = baselines.hnsw_recall(hnsw_ef, graph_vectors)
+    hnsw_s = baselines.cpu_hnsw_s(p.batch, hnsw_ef, p.hnsw_m, p.embed_dim, p.hnsw_elem_b, p.cpu_threads,
+                                  p.hnsw_fit_ef, graph_vectors)
+    return {"cpu_need_gib": cpu_need_gib, "host_fits": host_fits, "cpu_hosts": cpu_hosts, "cpu_enns_s": cpu_enns_s,
+            "hnsw_ef": hnsw_ef, "hnsw_recall": hnsw_recall, "hnsw_s": hnsw_s}
+
+
+def _rag_pipeline(p: Batch, retriever: np.ndarray, hnsw_recall: np.ndarray, search_any_s: np.ndarray) -> Cols:
+    """7. RAG pipeline (LLM block tables): embedding + retrieval, then generation, serial or pipelined."""
+    pipe = p.pick("pipeline", {k: i for i, k in enumerate(rag.PIPELINES)})
+    docs_x = np.where(p.hnsw_docs_x > 0, p.hnsw_docs_x, 1.0 / np.maximum(hnsw_recall, 1e-3))
+    k_docs = np.where(retriever == 2, p.top_k * docs_x, p.top_k)
+    g = rag.lookup(pipe, p.batch, k_docs)
+    retrieval_s = g["embed_s"] + search_any_s
+    gen_s = g["gen_s"]
+    serial = p.is_("pipelining", "serial")
+    stage_s = np.where(serial, retrieval_s + gen_s, np.maximum(retrieval_s, gen_s))
+    rag_qps = p.batch / stage_s
+    return {"pipe": pipe, "retrieval_s": retrieval_s, "gen_s": gen_s, "ttft_s": g["ttft_s"], "rag_qps": rag_qps,
+            "batches_per_s": rag_qps / p.batch}
+
+
+def _rag_cost_power(p: Batch, is_iks: np.ndarray, place: Cols, s: Cols, pipe: Cols, search_any_s: np.ndarray) -> Cols:
+    """RAG cost and power: GPUs, the IKS devices and the host CPU at their duty cycles (costs.py)."""
+    batches_per_s = pipe["batches_per_s"]
+    n_iks = np.where(is_iks, place["n_dev"], 0.0)
+    passes = np.ceil(p.batch / device.QUERIES_PER_PASS)
+    stream_gbps = batches_per_s * passes * place["shard_gb"]
+    iks_duty = np.minimum(1.0, batches_per_s * s["engine_s"])
+    dev_w = costs.device_power_w(stream_gbps, iks_duty)
+    dev_usd = costs.device_capex_usd(p.nma_usd)
+    gpus = rag.gpus(pipe["pipe"])
+    per_hour = costs.hourly_usd(gpus, n_iks, dev_usd, dev_w, p.iks_amortize_years)
+    gen_duty = np.minimum(1.0, batches_per_s * pipe["gen_s"])
+    cpu_duty = np.where(is_iks, 0.0, np.minimum(1.0, batches_per_s * search_any_s))
+    power_w = (gpus * (costs.GPU_IDLE_W + (costs.GPU_BUSY_W - costs.GPU_IDLE_W) * gen_duty)
+               + costs.CPU_IDLE_W + (costs.CPU_BUSY_W - costs.CPU_IDLE_W) * cpu_duty + n_iks * dev_w)
+    return {"n_iks": n_iks, "passes": passes, "dev_usd": dev_usd, "per_hour": per_hour, "power_w": power_w}
+
+
+def _vector_search_system(p: Batch, is_iks: np.ndarray, place: Cols, s: Cols, cpu: Cols, bill: Cols) -> Cols:
+    """Vector-search boundary: retrieval batches back to back on host server(s) + DRAM + IKS."""
+    n_iks, search_s = bill["n_iks"], s["search_s"]
+    ret_passes_gbps = bill["passes"] * place["shard_gb"] / search_s
+    ret_dev_w = costs.device_power_w(ret_passes_gbps, s["engine_s"] / search_s)
+    hosts = np.where(is_iks, np.ceil(n_iks / p.iks_per_host - 1e-9), cpu["cpu_hosts"])
+    dram_gib = hosts * p.host_base_dram_gib + np.where(is_iks, 0.0, cpu["cpu_need_gib"])
+    idle = costs.CPU_IDLE_W / costs.CPU_BUSY_W
+    host_duty = np.where(is_iks, s["merge_s"] / search_s, 1.0)
+    capex = hosts * HOST_USD + dram_gib * HOST_DRAM_USD_PER_GIB + n_iks * bill["dev_usd"]
+    power = (hosts * HOST_W * (idle + (1.0 - idle) * host_duty) + dram_gib * HOST_DRAM_W_PER_GIB
+             + n_iks * ret_dev_w)
+    return {"hosts": hosts, "dram_gib": dram_gib, "capex": capex, "power": power}

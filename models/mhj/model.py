@@ -171,117 +171,37 @@ class Mhj(Model):
 
     def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
         w = {c: p.pick("workload", _W[c]) for c in _COLS}
-        nodes = p.nodes
-        executors = nodes * p.executors_per_node
-        cores = executors * p.cores_per_executor
-        node_cores = p.executors_per_node * p.cores_per_executor
-        a_rows, b_rows = w["probe_mrows"] * MB, w["build_mrows"] * MB  # millions of rows -> rows
-        a_b, b_b = a_rows * w["row_b"], b_rows * w["row_b"]
-        map_b = b_rows * (w["row_b"] + MAP_ENTRY_B)
-        small = b_b < p.bhj_threshold_mb * MB  # Spark broadcasts the build side
-        shuffle = lambda x: spark.shuffle_ns(x, cores, nodes, p.shuffle_cpu_ns_per_b, p.shuffle_storage_gbps, p.net_gbit_s)  # noqa: E731
-
-        # --- every scheme: scan, and the joins with broadcast-sized dimension tables
-        scan = spark.scan_ns(w["scan_mrows"] * MB, w["scan_cols"], p.parquet_b_per_value, p.scan_ns_per_row, cores, nodes,
-                             p.shuffle_storage_gbps)
-        # the rest of a TPC-DS plan (aggregation exchanges, sorts, projections), per scanned row
-        scan = scan + w["other_ops"] * w["scan_mrows"] * MB * p.other_ns_per_row / cores
-        small_b = p.small_map_mb * MB
-        small_rows = small_b / w["row_b"]
-        bhj_small = w["small_joins"] * spark.map_job_ns(small_b, executors, p.bcast_fixed_s, p.copy_ns_per_b,
-                                                        small_rows * p.hash_cpu_ns)
-
-        # --- local hash-map phases (SHJ, BHJ probe): each node's cores on its own DRAM; a map
-        # small enough stays in the LLC (BHJ: one copy per executor of the node)
-        llc_b = memory.LLC_MB * MB
-
-        def local(rows, lines, mix: bool, node_map_b) -> np.ndarray:
-            bw = memory.local_memory()["mix_gbps"] if mix else memory.local_memory()["read_gbps"]
-            hit = memory.llc_hit_frac(node_map_b, 1.0, llc_b)
-            return memory.phase_ns(rows / nodes, lines, p.hash_cpu_ns, node_cores, p.mlp, memory.local_memory()["ns"], bw,
-                                   hit, memory.LLC_NS)[0]
-
-        # SHJ: a node holds its partitions of the map; BHJ: every executor its own copy
-        node_map_b = np.where(small, p.executors_per_node * map_b, map_b / nodes)
-        # skew: a partitioned stage ends with its largest partition (§2 item 7); MHJ's probe
-        # side is not partitioned, so only its build stretches
-        stretch = np.maximum(1.0, p.skew_x * cores / p.shuffle_partitions)
-        probe_local = local(a_rows, p.probe_lines, False, node_map_b) * np.where(small, 1.0, stretch)
-        build_local = local(b_rows, p.build_lines, True, node_map_b) * stretch
-
-        # --- SHJ / SMJ: shuffle both sides (or broadcast a small build side)
-        shuffled = np.where(small, 0.0, a_b + b_b)
-        shuffle_both = shuffle(shuffled)
-        bhj_main = spark.map_job_ns(map_b, executors, p.bcast_fixed_s, p.copy_ns_per_b, b_rows * p.hash_cpu_ns)
-        shj_join = np.where(small, bhj_main, build_local) + probe_local
-        sort = spark.sort_ns(a_rows, p.shuffle_partitions, p.sort_ns_per_compare, cores) + spark.sort_ns(
-            b_rows, p.shuffle_partitions, p.sort_ns_per_compare, cores
-        )
-        merge = (a_rows + b_rows) * p.hash_cpu_ns / cores
-        # a task sorts both sides of its partition, and both sorted buffers are held until the
-        # merge has read them: past the task's execution memory the sorts spill sorted runs
-        task_mem_b = spark.task_execution_memory_b(p.executor_mem_gb * GB, p.cores_per_executor, p.spark_memory_fraction)
-        spilled_rows, _runs = spark.sort_spill((a_rows + b_rows) / p.shuffle_partitions, w["row_b"], task_mem_b,
-                                               p.sort_ptr_b_per_row)
-        spill_b = np.where(small, 0.0, p.shuffle_partitions * spilled_rows * (w["row_b"] + spark.SPILL_RECORD_OVERHEAD_B))
-        spill = spark.spill_ns(spill_b, cores, nodes, p.shuffle_cpu_ns_per_b, p.shuffle_storage_gbps)
-        smj_join = np.where(small, bhj_main + probe_local, (sort + merge + spill) * stretch)
+        j = _join_shape(p, w)
+        nodes, executors, small, map_b, b_b = j["nodes"], j["executors"], j["small"], j["map_b"], j["b_b"]
+        scan, bhj_small = _scan_and_small_joins(p, w, j)
+        local = _local_hash_phases(p, j)
+        spark_join = _spark_joins(p, w, j, local)
+        shuffled, spill_b = spark_join["shuffled"], spark_join["spill_b"]
+        shuffle_both, shj_join, smj_join = spark_join["shuffle_both"], spark_join["shj_join"], spark_join["smj_join"]
         t_shj = scan + shuffle_both + shj_join + bhj_small
         t_smj = scan + shuffle_both + smj_join + bhj_small
-
-        # --- MHJ: shuffle B only, build in the pool in parallel, flush, probe the pool in place
-        pool_ns = p.pick("pool", memory.DEVICE_NS)
-        pool_read = p.pick("pool", memory.DEVICE_READ_GBPS)
-        pool_mix = p.pick("pool", memory.DEVICE_MIX_GBPS)
-        build_cores = np.where(small, 1.0, cores)  # below the cutoff one executor core builds
-        build_pool = memory.phase_ns(b_rows, p.build_lines, p.hash_cpu_ns, build_cores, p.mlp, pool_ns, pool_mix)[0]
-        build_pool = build_pool * np.where(small, 1.0, stretch)
-        # one shared map: each node's LLC can hold it whole when it is small
-        pool_hit = memory.llc_hit_frac(map_b, 1.0, llc_b * nodes)
-        probe_pool, wait, lam = memory.phase_ns(a_rows, p.probe_lines, p.hash_cpu_ns, cores, p.mlp, pool_ns, pool_read,
-                                                pool_hit, memory.LLC_NS)
-        flush = p.flush_ms * NS_PER_MS
-        shuffle_b = shuffle(np.where(small, 0.0, b_b))
-        # small dimension maps: the same job builds each once in the pool, without copies
-        mhj_small = w["small_joins"] * spark.map_job_ns(small_b, 0.0, p.bcast_fixed_s, p.copy_ns_per_b,
-                                                        small_rows * (p.hash_cpu_ns + p.build_lines * pool_ns / p.mlp))
-        mhj_main_job = np.where(small, spark.map_job_ns(map_b, 0.0, p.bcast_fixed_s, p.copy_ns_per_b, 0.0), 0.0)
-        mhj_join = build_pool + flush + probe_pool + mhj_small + mhj_main_job
-        t_mhj = scan + shuffle_b + mhj_join
+        mhj = _merge_hash_join(p, w, j)
+        pool_ns, pool_read = mhj["pool_ns"], mhj["pool_read"]
+        t_mhj = scan + mhj["shuffle_b"] + mhj["join"]
 
         # --- this point's scheme; infeasible combinations are NaN
         is_mhj, is_shj = p.is_("scheme", "mhj"), p.is_("scheme", "shj")
         t = np.where(is_mhj, t_mhj, np.where(is_shj, t_shj, t_smj))
-        # MHJ's map must fit the pool; SHJ's per-executor part must fit the executor
-        fits = np.where(is_mhj, map_b <= p.pool_capacity_gb * GB, ~(is_shj & ~small) | (map_b / executors <= p.executor_mem_gb * GB))
-        one_host_device = p.is_("pool", "clm") & (nodes > 1)  # CXL local memory is not shareable
-        nan = np.where(fits & ~(is_mhj & one_host_device), 1.0, np.nan)
-        infeasible = {
-            CLM_NOT_SHARED: np.asarray(is_mhj & one_host_device),
-            MAP_OVER_POOL: np.asarray(is_mhj & (map_b > p.pool_capacity_gb * GB)),
-            SHJ_OVER_EXECUTOR: np.asarray(is_shj & ~small & (map_b / executors > p.executor_mem_gb * GB)),
-        }
+        nan, infeasible = _feasibility(p, j, is_mhj, is_shj)
 
         # --- cost: node-hours for everyone; MHJ also pays for its pool device
-        pool_gib = p.pool_capacity_gb * GB / GIB
-        pool_usd = (
-            pool_gib * p.dram_usd_per_gib
-            + cost.component_price("cxl_memory_controller").value
-            + p.pick("pool", POOL_SWITCHES) * cost.component_price("cxl_switch").value
-            + p.pick("pool", POOL_RETIMERS) * cost.component_price("pcie5_retimer").value
-        )
-        pool_w = POOL_CTRL_W + POOL_W_PER_128GB * p.pool_capacity_gb / 128.0
+        pool_usd, pool_w = _pool_bill(p)
         system = _system(p, is_mhj, pool_ns, pool_read, pool_usd, pool_w)
         # amortized capex + energy (cost block defaults: PUE 1.58, 0.127 $/kWh)
         pool_usd_year = cost.tco_usd_per_year(pool_usd, pool_w, p.amortize_years)
         pool_usd = np.where(is_mhj, pool_usd, 0.0)
         usd_per_hour = nodes * p.node_usd_per_hour + np.where(is_mhj, pool_usd_year / HOURS_PER_YEAR, 0.0)
         query_s = t / NS_PER_S * nan
-        shuffle_ns_here = np.where(is_mhj, shuffle_b, shuffle_both)
-        join_ns = np.where(is_mhj, mhj_join, np.where(is_shj, shj_join, smj_join) + bhj_small)
+        shuffle_ns_here = np.where(is_mhj, mhj["shuffle_b"], shuffle_both)
+        join_ns = np.where(is_mhj, mhj["join"], np.where(is_shj, shj_join, smj_join) + bhj_small)
         # memory held by hash maps: MHJ one copy of everything (pool); BHJ one copy per
         # executor; SHJ the main map spread over the executors; SMJ sorts instead
-        dims_b = w["small_joins"] * small_b
+        dims_b = w["small_joins"] * j["small_b"]
         main_b = np.where(small, executors * map_b, np.where(is_shj, map_b, 0.0))
         hashmap_b = np.where(is_mhj, map_b + dims_b, main_b + executors * dims_b)
         infeasible.update(system.pop("infeasible"))
@@ -298,13 +218,145 @@ class Mhj(Model):
             "spill_gb": np.where(is_mhj | is_shj, 0.0, spill_b) / GB,
             "hashmap_gb": hashmap_b / GB,
             "pool_latency_ns": np.where(is_mhj, pool_ns, memory.local_memory()["ns"]),
-            "pool_util_frac": np.where(is_mhj, np.minimum(lam * CACHELINE_B / pool_read, 1.0), 0.0),
-            "pool_wait_ns": np.where(is_mhj, wait, 0.0),
-            "pool_time_frac": np.where(is_mhj, (build_pool + probe_pool) / t_mhj, 0.0),
+            "pool_util_frac": np.where(is_mhj, np.minimum(mhj["lam"] * CACHELINE_B / pool_read, 1.0), 0.0),
+            "pool_wait_ns": np.where(is_mhj, mhj["wait"], 0.0),
+            "pool_time_frac": np.where(is_mhj, (mhj["build_pool"] + mhj["probe_pool"]) / t_mhj, 0.0),
             "pool_usd": pool_usd,
             "usd_per_hour": usd_per_hour * nan,
             "usd_per_query": usd_per_hour * query_s / S_PER_HOUR,
         }
+
+
+# ----------------------------------------------------------------------------- stages of evaluate
+#: Named columns one stage hands to the next.
+Cols = dict[str, np.ndarray]
+
+
+def _join_shape(p: Batch, w: Cols) -> Cols:
+    """The cluster's executors and cores, the join's rows, bytes and map size, and its skew stretch (§2)."""
+    nodes = p.nodes
+    executors = nodes * p.executors_per_node
+    cores = executors * p.cores_per_executor
+    a_rows, b_rows = w["probe_mrows"] * MB, w["build_mrows"] * MB  # millions of rows -> rows
+    small_b = p.small_map_mb * MB
+    # skew: a partitioned stage ends with its largest partition (§2 item 7); MHJ's probe
+    # side is not partitioned, so only its build stretches
+    return {
+        "nodes": nodes, "executors": executors, "cores": cores, "node_cores": p.executors_per_node * p.cores_per_executor,
+        "a_rows": a_rows, "b_rows": b_rows, "a_b": a_rows * w["row_b"], "b_b": b_rows * w["row_b"],
+        "map_b": b_rows * (w["row_b"] + MAP_ENTRY_B),
+        "small": b_rows * w["row_b"] < p.bhj_threshold_mb * MB,  # Spark broadcasts the build side
+        "small_b": small_b, "small_rows": small_b / w["row_b"],
+        "stretch": np.maximum(1.0, p.skew_x * cores / p.shuffle_partitions),
+    }
+
+
+def _shuffle_ns(p: Batch, j: Cols, x: np.ndarray) -> np.ndarray:
+    """Time to shuffle ``x`` bytes all-to-all over the cluster (spark.py)."""
+    return spark.shuffle_ns(x, j["cores"], j["nodes"], p.shuffle_cpu_ns_per_b, p.shuffle_storage_gbps, p.net_gbit_s)
+
+
+def _scan_and_small_joins(p: Batch, w: Cols, j: Cols) -> tuple[np.ndarray, np.ndarray]:
+    """Every scheme: the scan, the rest of the plan, and the broadcast joins with small dimension tables."""
+    cores = j["cores"]
+    scan = spark.scan_ns(w["scan_mrows"] * MB, w["scan_cols"], p.parquet_b_per_value, p.scan_ns_per_row, cores, j["nodes"],
+                         p.shuffle_storage_gbps)
+    # the rest of a TPC-DS plan (aggregation exchanges, sorts, projections), per scanned row
+    scan = scan + w["other_ops"] * w["scan_mrows"] * MB * p.other_ns_per_row / cores
+    bhj_small = w["small_joins"] * spark.map_job_ns(j["small_b"], j["executors"], p.bcast_fixed_s, p.copy_ns_per_b,
+                                                    j["small_rows"] * p.hash_cpu_ns)
+    return scan, bhj_small
+
+
+def _local_phase_ns(p: Batch, j: Cols, rows: np.ndarray, lines: np.ndarray, mix: bool, node_map_b: np.ndarray) -> np.ndarray:
+    """One hash-map phase of each node's cores on its own DRAM, the map's LLC-resident share hitting (memory.py)."""
+    bw = memory.local_memory()["mix_gbps"] if mix else memory.local_memory()["read_gbps"]
+    hit = memory.llc_hit_frac(node_map_b, 1.0, memory.LLC_MB * MB)
+    return memory.phase_ns(rows / j["nodes"], lines, p.hash_cpu_ns, j["node_cores"], p.mlp, memory.local_memory()["ns"], bw,
+                           hit, memory.LLC_NS)[0]
+
+
+def _local_hash_phases(p: Batch, j: Cols) -> Cols:
+    """Local hash-map phases (SHJ, BHJ probe): the build and the probe on each node's DRAM."""
+    small, stretch = j["small"], j["stretch"]
+    # SHJ: a node holds its partitions of the map; BHJ: every executor its own copy; a map
+    # small enough stays in the LLC (BHJ: one copy per executor of the node)
+    node_map_b = np.where(small, p.executors_per_node * j["map_b"], j["map_b"] / j["nodes"])
+    probe_local = _local_phase_ns(p, j, j["a_rows"], p.probe_lines, False, node_map_b) * np.where(small, 1.0, stretch)
+    build_local = _local_phase_ns(p, j, j["b_rows"], p.build_lines, True, node_map_b) * stretch
+    return {"probe": probe_local, "build": build_local}
+
+
+def _spark_joins(p: Batch, w: Cols, j: Cols, local: Cols) -> Cols:
+    """SHJ / SMJ: shuffle both sides (or broadcast a small build side), then hash-join or sort-merge (§2 items 1-2)."""
+    small, a_rows, b_rows, cores = j["small"], j["a_rows"], j["b_rows"], j["cores"]
+    shuffled = np.where(small, 0.0, j["a_b"] + j["b_b"])
+    shuffle_both = _shuffle_ns(p, j, shuffled)
+    bhj_main = spark.map_job_ns(j["map_b"], j["executors"], p.bcast_fixed_s, p.copy_ns_per_b, b_rows * p.hash_cpu_ns)
+    shj_join = np.where(small, bhj_main, local["build"]) + local["probe"]
+    sort = spark.sort_ns(a_rows, p.shuffle_partitions, p.sort_ns_per_compare, cores) + spark.sort_ns(
+        b_rows, p.shuffle_partitions, p.sort_ns_per_compare, cores
+    )
+    merge = (a_rows + b_rows) * p.hash_cpu_ns / cores
+    # a task sorts both sides of its partition, and both sorted buffers are held until the
+    # merge has read them: past the task's execution memory the sorts spill sorted runs
+    task_mem_b = spark.task_execution_memory_b(p.executor_mem_gb * GB, p.cores_per_executor, p.spark_memory_fraction)
+    spilled_rows, _runs = spark.sort_spill((a_rows + b_rows) / p.shuffle_partitions, w["row_b"], task_mem_b,
+                                           p.sort_ptr_b_per_row)
+    spill_b = np.where(small, 0.0, p.shuffle_partitions * spilled_rows * (w["row_b"] + spark.SPILL_RECORD_OVERHEAD_B))
+    spill = spark.spill_ns(spill_b, cores, j["nodes"], p.shuffle_cpu_ns_per_b, p.shuffle_storage_gbps)
+    smj_join = np.where(small, bhj_main + local["probe"], (sort + merge + spill) * j["stretch"])
+    return {"shuffled": shuffled, "shuffle_both": shuffle_both, "shj_join": shj_join, "smj_join": smj_join,
+            "spill_b": spill_b}
+
+
+def _merge_hash_join(p: Batch, w: Cols, j: Cols) -> Cols:
+    """MHJ (§2 item 3): shuffle B only, build in the pool in parallel, flush, probe the pool in place."""
+    small, cores, stretch = j["small"], j["cores"], j["stretch"]
+    pool_ns = p.pick("pool", memory.DEVICE_NS)
+    pool_read = p.pick("pool", memory.DEVICE_READ_GBPS)
+    pool_mix = p.pick("pool", memory.DEVICE_MIX_GBPS)
+    build_cores = np.where(small, 1.0, cores)  # below the cutoff one executor core builds
+    build_pool = memory.phase_ns(j["b_rows"], p.build_lines, p.hash_cpu_ns, build_cores, p.mlp, pool_ns, pool_mix)[0]
+    build_pool = build_pool * np.where(small, 1.0, stretch)
+    # one shared map: each node's LLC can hold it whole when it is small
+    pool_hit = memory.llc_hit_frac(j["map_b"], 1.0, memory.LLC_MB * MB * j["nodes"])
+    probe_pool, wait, lam = memory.phase_ns(j["a_rows"], p.probe_lines, p.hash_cpu_ns, cores, p.mlp, pool_ns, pool_read,
+                                            pool_hit, memory.LLC_NS)
+    flush = p.flush_ms * NS_PER_MS
+    shuffle_b = _shuffle_ns(p, j, np.where(small, 0.0, j["b_b"]))
+    # small dimension maps: the same job builds each once in the pool, without copies
+    mhj_small = w["small_joins"] * spark.map_job_ns(j["small_b"], 0.0, p.bcast_fixed_s, p.copy_ns_per_b,
+                                                    j["small_rows"] * (p.hash_cpu_ns + p.build_lines * pool_ns / p.mlp))
+    mhj_main_job = np.where(small, spark.map_job_ns(j["map_b"], 0.0, p.bcast_fixed_s, p.copy_ns_per_b, 0.0), 0.0)
+    mhj_join = build_pool + flush + probe_pool + mhj_small + mhj_main_job
+    return {"pool_ns": pool_ns, "pool_read": pool_read, "build_pool": build_pool, "probe_pool": probe_pool, "wait": wait,
+            "lam": lam, "shuffle_b": shuffle_b, "join": mhj_join}
+
+
+def _feasibility(p: Batch, j: Cols, is_mhj: np.ndarray, is_shj: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Where the scheme cannot run: MHJ's map must fit the pool, SHJ's per-executor part the executor (NaN mask, reasons)."""
+    small, map_b, executors, nodes = j["small"], j["map_b"], j["executors"], j["nodes"]
+    fits = np.where(is_mhj, map_b <= p.pool_capacity_gb * GB, ~(is_shj & ~small) | (map_b / executors <= p.executor_mem_gb * GB))
+    one_host_device = p.is_("pool", "clm") & (nodes > 1)  # CXL local memory is not shareable
+    nan = np.where(fits & ~(is_mhj & one_host_device), 1.0, np.nan)
+    return nan, {
+        CLM_NOT_SHARED: np.asarray(is_mhj & one_host_device),
+        MAP_OVER_POOL: np.asarray(is_mhj & (map_b > p.pool_capacity_gb * GB)),
+        SHJ_OVER_EXECUTOR: np.asarray(is_shj & ~small & (map_b / executors > p.executor_mem_gb * GB)),
+    }
+
+
+def _pool_bill(p: Batch) -> tuple[np.ndarray, np.ndarray]:
+    """The CXL pool device's bill of materials and power: DRAM, controller, switches, retimers."""
+    pool_gib = p.pool_capacity_gb * GB / GIB
+    pool_usd = (
+        pool_gib * p.dram_usd_per_gib
+        + cost.component_price("cxl_memory_controller").value
+        + p.pick("pool", POOL_SWITCHES) * cost.component_price("cxl_switch").value
+        + p.pick("pool", POOL_RETIMERS) * cost.component_price("pcie5_retimer").value
+    )
+    return pool_usd, POOL_CTRL_W + POOL_W_PER_128GB * p.pool_capacity_gb / 128.0
 
 
 def _system(p: Batch, is_mhj, pool_ns, pool_read_gbps, device_usd, device_w) -> dict[str, np.ndarray]:

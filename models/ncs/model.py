@@ -39,6 +39,8 @@ issue's view distribution through the article's coverage points (``popularity``)
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from dse.model import Batch, Metric, Model, Param, knob_params
@@ -164,108 +166,154 @@ class Ncs(Model):
     )
 
     def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
-        n_pts = p.n
-        ones = np.ones(n_pts)
-        vol = np.asarray(p.frequent_volume, dtype=np.int64) * np.ones(n_pts, dtype=np.int64)
-        tset = np.asarray(p.tier_set, dtype=np.int64) * np.ones(n_pts, dtype=np.int64)
-        is_ncs = p.is_("design", "ncs") * ones > 0
-
-        # --- sizes (video.py; L451, L563, L577)
-        pix = p.pick("resolution", _PIXEL_SCALE)  # HR pixels over 2160p
-        hr_mb = p.video_min * (S_PER_MIN / BITS_PER_BYTE) * p.hr_2160p_bitrate_mbit_s * p.pick("resolution", _SIZE_SCALE) * ones
-        saving = np.where(p.is_("sr_aware_encoding", True), p.sr_bitrate_saving_frac, 0.0)
-        r = video.lr_size_ratio(p.downscale_x, saving) * ones
-        lr_mb = hr_mb * r
-        hr_gb = hr_mb * (MB / GB)
-
-        # --- restore work per access (restore.py; calibration.py)
-        playback_s = p.video_min * S_PER_MIN * pix
-        naive = np.where(p.is_("sr_aware_decoding", True), 1.0, 1.0 / (1.0 - p.sr_inference_saving_frac))
-        sr_s = p.sr_time_vs_playback_x * playback_s * naive * ones
-        pack_s = p.pack_time_vs_playback_x * playback_s * ones
-        sr_usd_per_view = (sr_s + pack_s) / p.gpu_busy_frac * p.gpu_usd_per_hour / S_PER_HOUR
-        train_usd = np.where(p.is_("include_training", True), p.cluster_train_gpu_h * p.gpu_usd_per_hour / p.cluster_videos_count / p.horizon_years, 0.0) * ones
-
-        # --- tier placement per tier set: cheapest tier of each design, upgrades, fleet sums
-        views = (DAYS_PER_YEAR / p.access_interval_days) * ones
-        piped = p.is_("pipelining", True)
-        gets = np.where(piped, restore.subvideos(lr_mb, p.subvideo_mb), 1.0)  # GETs per NCS view
-        median, sigma = (p.pick("popularity", {k: v[i] for k, v in popularity.POPULARITY.items()}) for i in (0, 1))
-        mu = np.log(median * p.popularity_scale_x) * ones
-        col = lambda v: np.asarray(v, dtype=np.float64) * ones  # noqa: E731
-        fees = np.where(p.is_("request_fees", True), 1.0, 0.0) * ones
-        pl = placement.by_tier_set(
-            tset, vol, hr_gb, r, views, gets, fees, sr_usd_per_view * ones, train_usd, col(p.storage_price_scale),
-            col(p.retrieval_price_scale), col(p.horizon_years), mu, sigma * ones,
-        )
-
-        # --- the video's cost in its tier: the one given, or the design's cheapest
-        fixed = np.asarray(p.tier, dtype=np.int64) - 1
-        tier = np.where(fixed >= 0, fixed, np.where(is_ncs, pl["ncs_auto"], pl["base_auto"]))
-        baseline_usd = pl["baseline_usd"]
-        stored_mb = np.where(is_ncs, lr_mb, hr_mb)
-        stored_gb = stored_mb * (MB / GB)
-        storage = stored_gb * placement.storage_usd_per_gb_year(tier, vol * (tier == placement.FREQUENT), p.horizon_years) * p.storage_price_scale
-        retrieval = stored_gb * placement.RETRIEVE[tier] * p.retrieval_price_scale * views
-        requests = fees * (views * np.where(is_ncs, gets, 1.0) * placement.GET[tier] + placement.PUT[tier] / p.horizon_years)
-        sr_year = np.where(is_ncs, views * sr_usd_per_view, 0.0)
-        training = np.where(is_ncs, train_usd, 0.0)
-        cost = storage + retrieval + requests + sr_year + training
-        upgradable = pl["upgradable"] * is_ncs
-
-        # --- latency (restore.py)
-        first_byte = placement.FIRST_BYTE[tier]
-        base_lat = restore.baseline_latency_s(hr_mb, p.storage_stream_mbps, placement.FIRST_BYTE[pl["base_auto"]])
-        ncs_lat = restore.ncs_latency_s(lr_mb, sr_s, pack_s, p.storage_stream_mbps, first_byte, p.subvideo_mb, piped)
-        latency = np.where(is_ncs, ncs_lat, restore.baseline_latency_s(hr_mb, p.storage_stream_mbps, first_byte))
-        fetch = restore.fetch_s(stored_mb, p.storage_stream_mbps, first_byte)
-
-        # --- fleet over the view distribution (fleet.py): NCS only where it pays
-        fleet_cost = np.where(is_ncs, pl["fleet_ncs_usd"], pl["fleet_baseline_usd"])
-        with np.errstate(divide="ignore"):
-            crossover_days = DAYS_PER_YEAR / pl["n_hi"]
-
-        # --- family (cold-storage): a stored_tb fleet at restores_per_tb_month over `years`
-        fleet_views = np.maximum(p.restores_per_tb_month * popularity.MONTHS_PER_YEAR, MIN_FLEET_VIEWS_PER_YEAR) * ones
-        fam_mu = np.log(fleet_views) - 0.5 * sigma * sigma  # lognormal with this mean
-        fam_train = np.where(p.is_("include_training", True), p.cluster_train_gpu_h * p.gpu_usd_per_hour / p.cluster_videos_count / p.years, 0.0) * ones
-        fam = placement.by_tier_set(
-            tset, vol, hr_gb, r, fleet_views, gets, fees, sr_usd_per_view * ones, fam_train, col(p.storage_price_scale),
-            col(p.retrieval_price_scale), col(p.years), fam_mu, sigma * ones,
-        )
-        videos = p.stored_tb * (TB / MB) / hr_mb
-        fleet_opex = videos * np.where(is_ncs, fam["fleet_ncs_usd"], fam["fleet_baseline_usd"])
-
+        v = _point_columns(p)
+        v.update(_video_sizes(p, v))
+        v.update(_restore_work(p, v))
+        v.update(_tier_options(p, v))
+        v.update(_video_cost(p, v))
+        v.update(_latency(p, v))
+        v.update(_family_fleet(p, v))
+        ones, is_ncs, pl, sigma = v["ones"], v["is_ncs"], v["pl"], v["sigma"]
+        cost, baseline_usd, latency, base_lat = v["cost"], v["baseline_usd"], v["latency"], v["base_lat"]
+        fleet_cost = v["fleet_cost"]
         return {
             "tco_usd_per_year": cost,
             "baseline_tco_usd_per_year": baseline_usd,
             "tco_saving_pct": 100.0 * (1.0 - cost / baseline_usd),
-            "tco_usd_per_gb_year": cost / hr_gb,
-            "storage_usd_per_year": storage,
-            "retrieval_usd_per_year": retrieval,
-            "request_usd_per_year": requests,
-            "sr_usd_per_year": sr_year,
-            "training_usd_per_year": training,
-            "tier_code": tier.astype(np.float64),
-            "availability_pct": placement.AVAILABILITY[tier],
+            "tco_usd_per_gb_year": cost / v["hr_gb"],
+            "storage_usd_per_year": v["storage"],
+            "retrieval_usd_per_year": v["retrieval"],
+            "request_usd_per_year": v["requests"],
+            "sr_usd_per_year": v["sr_year"],
+            "training_usd_per_year": v["training"],
+            "tier_code": v["tier"].astype(np.float64),
+            "availability_pct": placement.AVAILABILITY[v["tier"]],
             "restore_latency_s": latency,
             "baseline_latency_s": base_lat,
             "restore_vs_baseline_x": latency / base_lat,
-            "fetch_s": fetch,
-            "stored_mb": stored_mb,
-            "upgradable": upgradable,
+            "fetch_s": v["fetch"],
+            "stored_mb": v["stored_mb"],
+            "upgradable": v["upgradable"],
             "fleet_tco_usd_per_year": fleet_cost,
             "fleet_saving_pct": 100.0 * (1.0 - fleet_cost / pl["fleet_baseline_usd"]),
             "top_view_share_frac": popularity.top_view_share(p.top_video_frac, sigma) * ones,
             "views_gini": popularity.gini(sigma) * ones,
             "coverage_pct": 100.0 * np.where(is_ncs, pl["ncs_share"], pl["multitier_share"]),
             "upgraded_pct": 100.0 * np.where(is_ncs, pl["upgraded_share"], 0.0),
-            "crossover_interval_days": crossover_days,
+            "crossover_interval_days": v["crossover_days"],
             "crossover_views_per_year": pl["n_hi"],
             "breakeven_views_per_year": pl["breakeven_views"],
             "work_per_s": p.stored_tb / S_PER_MONTH * ones,
             "capex_usd": 0.0 * ones,
             "power_w": 0.0 * ones,
-            "opex_usd_per_year": fleet_opex,
-            "fleet_videos_count": videos,
+            "opex_usd_per_year": v["fleet_opex"],
+            "fleet_videos_count": v["videos"],
         }
+
+
+def _col(x: np.ndarray | float, ones: np.ndarray) -> np.ndarray:
+    """``x`` as a float column of the batch length."""
+    return np.asarray(x, dtype=np.float64) * ones
+
+
+def _point_columns(p: Batch) -> dict[str, np.ndarray]:
+    """The batch's shape: a column of ones, the frequent-tier volume, tier set and design as columns."""
+    n_pts = p.n
+    ones = np.ones(n_pts)
+    return {
+        "ones": ones,
+        "vol": np.asarray(p.frequent_volume, dtype=np.int64) * np.ones(n_pts, dtype=np.int64),
+        "tset": np.asarray(p.tier_set, dtype=np.int64) * np.ones(n_pts, dtype=np.int64),
+        "is_ncs": p.is_("design", "ncs") * ones > 0,
+    }
+
+
+def _video_sizes(p: Batch, v: dict[str, Any]) -> dict[str, np.ndarray]:
+    """HR and LR file sizes of the video (video.py; L451, L563, L577)."""
+    ones = v["ones"]
+    pix = p.pick("resolution", _PIXEL_SCALE)  # HR pixels over 2160p
+    hr_mb = p.video_min * (S_PER_MIN / BITS_PER_BYTE) * p.hr_2160p_bitrate_mbit_s * p.pick("resolution", _SIZE_SCALE) * ones
+    saving = np.where(p.is_("sr_aware_encoding", True), p.sr_bitrate_saving_frac, 0.0)
+    r = video.lr_size_ratio(p.downscale_x, saving) * ones
+    lr_mb = hr_mb * r
+    hr_gb = hr_mb * (MB / GB)
+    return {"pix": pix, "hr_mb": hr_mb, "r": r, "lr_mb": lr_mb, "hr_gb": hr_gb}
+
+
+def _restore_work(p: Batch, v: dict[str, Any]) -> dict[str, np.ndarray]:
+    """Restore work per access: SR and pack GPU time, its price, amortized training (restore.py; calibration.py)."""
+    ones = v["ones"]
+    playback_s = p.video_min * S_PER_MIN * v["pix"]
+    naive = np.where(p.is_("sr_aware_decoding", True), 1.0, 1.0 / (1.0 - p.sr_inference_saving_frac))
+    sr_s = p.sr_time_vs_playback_x * playback_s * naive * ones
+    pack_s = p.pack_time_vs_playback_x * playback_s * ones
+    sr_usd_per_view = (sr_s + pack_s) / p.gpu_busy_frac * p.gpu_usd_per_hour / S_PER_HOUR
+    train_usd = np.where(p.is_("include_training", True), p.cluster_train_gpu_h * p.gpu_usd_per_hour / p.cluster_videos_count / p.horizon_years, 0.0) * ones
+    return {"sr_s": sr_s, "pack_s": pack_s, "sr_usd_per_view": sr_usd_per_view, "train_usd": train_usd}
+
+
+def _tier_options(p: Batch, v: dict[str, Any]) -> dict[str, Any]:
+    """Tier placement per tier set (placement.py): cheapest tier of each design, upgrades, fleet sums."""
+    ones = v["ones"]
+    views = (DAYS_PER_YEAR / p.access_interval_days) * ones
+    piped = p.is_("pipelining", True)
+    gets = np.where(piped, restore.subvideos(v["lr_mb"], p.subvideo_mb), 1.0)  # GETs per NCS view
+    median, sigma = (p.pick("popularity", {k: x[i] for k, x in popularity.POPULARITY.items()}) for i in (0, 1))
+    mu = np.log(median * p.popularity_scale_x) * ones
+    fees = np.where(p.is_("request_fees", True), 1.0, 0.0) * ones
+    pl = placement.by_tier_set(
+        v["tset"], v["vol"], v["hr_gb"], v["r"], views, gets, fees, v["sr_usd_per_view"] * ones, v["train_usd"],
+        _col(p.storage_price_scale, ones), _col(p.retrieval_price_scale, ones), _col(p.horizon_years, ones), mu,
+        sigma * ones,
+    )
+    return {"views": views, "piped": piped, "gets": gets, "sigma": sigma, "fees": fees, "pl": pl}
+
+
+def _video_cost(p: Batch, v: dict[str, Any]) -> dict[str, np.ndarray]:
+    """The video's yearly cost in its tier (given, or the design's cheapest): storage, retrieval, requests, SR, training."""
+    is_ncs, pl, views, fees = v["is_ncs"], v["pl"], v["views"], v["fees"]
+    fixed = np.asarray(p.tier, dtype=np.int64) - 1
+    tier = np.where(fixed >= 0, fixed, np.where(is_ncs, pl["ncs_auto"], pl["base_auto"]))
+    stored_mb = np.where(is_ncs, v["lr_mb"], v["hr_mb"])
+    stored_gb = stored_mb * (MB / GB)
+    storage = stored_gb * placement.storage_usd_per_gb_year(tier, v["vol"] * (tier == placement.FREQUENT), p.horizon_years) * p.storage_price_scale
+    retrieval = stored_gb * placement.RETRIEVE[tier] * p.retrieval_price_scale * views
+    requests = fees * (views * np.where(is_ncs, v["gets"], 1.0) * placement.GET[tier] + placement.PUT[tier] / p.horizon_years)
+    sr_year = np.where(is_ncs, views * v["sr_usd_per_view"], 0.0)
+    training = np.where(is_ncs, v["train_usd"], 0.0)
+    return {
+        "tier": tier, "baseline_usd": pl["baseline_usd"], "stored_mb": stored_mb, "storage": storage,
+        "retrieval": retrieval, "requests": requests, "sr_year": sr_year, "training": training,
+        "cost": storage + retrieval + requests + sr_year + training, "upgradable": pl["upgradable"] * is_ncs,
+    }
+
+
+def _latency(p: Batch, v: dict[str, Any]) -> dict[str, np.ndarray]:
+    """Restore latency of the design and the baseline, and the stored file's fetch time (restore.py)."""
+    hr_mb, tier, pl = v["hr_mb"], v["tier"], v["pl"]
+    first_byte = placement.FIRST_BYTE[tier]
+    base_lat = restore.baseline_latency_s(hr_mb, p.storage_stream_mbps, placement.FIRST_BYTE[pl["base_auto"]])
+    ncs_lat = restore.ncs_latency_s(v["lr_mb"], v["sr_s"], v["pack_s"], p.storage_stream_mbps, first_byte, p.subvideo_mb,
+                                    v["piped"])
+    latency = np.where(v["is_ncs"], ncs_lat, restore.baseline_latency_s(hr_mb, p.storage_stream_mbps, first_byte))
+    fetch = restore.fetch_s(v["stored_mb"], p.storage_stream_mbps, first_byte)
+    return {"base_lat": base_lat, "latency": latency, "fetch": fetch}
+
+
+def _family_fleet(p: Batch, v: dict[str, Any]) -> dict[str, np.ndarray]:
+    """Fleet over the view distribution (fleet.py, NCS only where it pays) and the family's stored_tb fleet."""
+    ones, is_ncs, pl, sigma = v["ones"], v["is_ncs"], v["pl"], v["sigma"]
+    fleet_cost = np.where(is_ncs, pl["fleet_ncs_usd"], pl["fleet_baseline_usd"])
+    with np.errstate(divide="ignore"):
+        crossover_days = DAYS_PER_YEAR / pl["n_hi"]
+    fleet_views = np.maximum(p.restores_per_tb_month * popularity.MONTHS_PER_YEAR, MIN_FLEET_VIEWS_PER_YEAR) * ones
+    fam_mu = np.log(fleet_views) - 0.5 * sigma * sigma  # lognormal with this mean
+    fam_train = np.where(p.is_("include_training", True), p.cluster_train_gpu_h * p.gpu_usd_per_hour / p.cluster_videos_count / p.years, 0.0) * ones
+    fam = placement.by_tier_set(
+        v["tset"], v["vol"], v["hr_gb"], v["r"], fleet_views, v["gets"], v["fees"], v["sr_usd_per_view"] * ones,
+        fam_train, _col(p.storage_price_scale, ones), _col(p.retrieval_price_scale, ones), _col(p.years, ones), fam_mu,
+        sigma * ones,
+    )
+    videos = p.stored_tb * (TB / MB) / v["hr_mb"]
+    fleet_opex = videos * np.where(is_ncs, fam["fleet_ncs_usd"], fam["fleet_baseline_usd"])
+    return {"fleet_cost": fleet_cost, "crossover_days": crossover_days, "videos": videos, "fleet_opex": fleet_opex}

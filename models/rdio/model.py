@@ -33,6 +33,8 @@ per node, SSDs).  The object size is ``object_kb`` (the article's, KiB) unless
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -203,146 +205,44 @@ class RdIO(Model):
 
     def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
         n = p.n
-
-        def arr(x: object) -> np.ndarray:
-            if isinstance(x, np.ndarray) and x.shape == (n,):
-                return x.astype(np.float64, copy=False)
-            return np.broadcast_to(np.asarray(x, dtype=np.float64), (n,))
-
-        nodes, vols, r = arr(p.nodes), arr(p.vols_per_node), arr(p.parity_count)
-        k = nodes * vols - r
-        no_data = k < 1.0
-        ok = ~no_data
-        k = np.maximum(k, 1.0)
-        minio = np.broadcast_to(p.is_("system", "minio"), (n,))
-        optimal = np.broadcast_to(p.is_("system", "optimal"), (n,))
-        fmc = np.broadcast_to(p.is_("system", "minrdio_fmc"), (n,))
-        object_b = np.where(np.broadcast_to(p.is_("size_from", "value_b"), (n,)), arr(p.value_b), arr(p.object_kb) * KIB)
-        read_frac = arr(p.pick("workload", _WORKLOADS))
-        # Optimal mounts the other nodes' volumes read-only: reads only (L827)
-        optimal_writes = optimal & (read_frac < 1.0)
-        ok &= ~optimal_writes
-
-        # --- FileMap cache (M7): LRU over Zipf popularity; the working-set bound of the
-        # cache block (exact for a cache holding everything, as in the paper's runs)
-        n_objects = np.maximum(arr(p.dataset_gb) * BYTES_PER_GB / object_b, 1.0)
-        ratio = arr(p.cache_ratio_frac)
-        hit = np.where(np.broadcast_to(p.is_("system", "minrdio"), (n,)), 1.0, 0.0)
-        part = (hit > 0.0) & (ratio < 1.0)  # only partial caches need the hit-rate law
-        if part.any():
-            hit[part] = cache.zipf_hit_rate(ratio[part] * n_objects[part], n_objects[part], arr(p.zipf_alpha)[part])
-
+        arr = partial(_arr, n)
+        cl = _cluster(p, arr)
+        nodes, vols, object_b, read_frac = cl["nodes"], cl["vols"], cl["object_b"], cl["read_frac"]
+        hit = _filemap_hit(p, arr, object_b)
         # deferred parity left to the capacity the requests leave idle (M9)
         deferred = np.broadcast_to(p.is_("parity_mode", "deferred"), (n,))
         background = deferred & np.broadcast_to(p.is_("parity_background", "idle"), (n,))
-        c = requests.Ctx(
-            object_b=object_b, k=k, r=r, nodes=nodes, vols=vols, link_gbit_s=arr(p.link_gbit_s),
-            transport=np.broadcast_to(np.asarray(p.transport), (n,)), minio=minio, fmc=fmc, optimal=optimal, hit=hit,
-            failed=arr(p.failed_nodes), deferred=deferred,
-            parity_in_window=np.where(background, 0.0, 1.0),
-            rpc_wait_us=arr(p.rpc_wait_us), map_rpc_wait_us=arr(p.map_rpc_wait_us), http_sw_us=arr(p.http_sw_us), req_cpu_us=arr(p.req_cpu_us),
-            rpc_cpu_us=arr(p.rpc_cpu_us), map_rpc_cpu_us=arr(p.map_rpc_cpu_us), io_cpu_us=arr(p.io_cpu_us),
-            tcp_cpu_per_kib_us=arr(p.tcp_cpu_per_kib_us),
-            hash_cpu_per_kib_us=arr(p.hash_cpu_per_kib_us), ec_cpu_per_kib_us=arr(p.ec_cpu_per_kib_input_us) * k,
-            put_hash_cpu_per_kib_us=arr(p.put_hash_cpu_per_kib_us),
-            fs_meta_us=arr(p.fs_meta_us), fs_create_us=arr(p.fs_create_us), tcp_base_us=paths.tcp_base_us(arr(p.link_gbit_s)),
-            tcp_us_per_b=paths.tcp_us_per_wire_b(arr(p.link_gbit_s)),
-        )
+        c = _request_ctx(p, arr, cl, hit, deferred, background)
         g_req = requests.get(c)
         w_req, w_parity = requests.put(c, parity_extra=bool(background.any()))
-
         write_frac = 1.0 - read_frac
+        mix = partial(_mix, read_frac, write_frac, g_req)
 
-        def mix(key: str, w: dict[str, np.ndarray]) -> np.ndarray:
-            """Workload mix of a per-request quantity (GETs and the writes' accounting ``w``)."""
-            return read_frac * g_req[key] + write_frac * w[key]
-
-        # --- stations of the closed loop (M6): demand per request, us.  Requests spread over
-        # ``gateways`` nodes; a request's owner-side work spreads over the other live nodes.
-        g = arr(p.gateways)
-        owners = np.maximum(nodes - 1.0 - arr(p.failed_nodes), 1.0)
-        few_live = g > nodes - arr(p.failed_nodes)
-        ok &= ~few_live
-        cores = arr(p.cores_per_node) * HT_GAIN
-        wire_b_per_us = paths.gbit_s_to_b_per_us(arr(p.link_gbit_s)) * FDR_CODING
-        initiator_b_per_us = arr(p.initiator_gbps) * paths.B_PER_US_PER_GBPS
-        ssd_read_us = US_PER_S / paths.ssd_sat_iops(g_req["ssd_io_b"], False)
-        ssd_write_us = US_PER_S / paths.ssd_sat_iops(w_req["ssd_io_b"], True)
-
-        def stations(w: dict[str, np.ndarray]) -> list[np.ndarray]:
-            """Demand per request at each station with the writes' accounting ``w``."""
-
-            def per_node(gw_key: str, own_key: str) -> np.ndarray:
-                """Busiest node's share: a gateway's own requests + owner work for the others."""
-                x_gw, x_own = mix(gw_key, w), mix(own_key, w)
-                at_gateway = x_gw / g + x_own * (g - 1.0) / (g * owners)
-                return np.where(g < nodes, np.maximum(at_gateway, x_own / owners), at_gateway)
-
-            return [
-                per_node("cpu_gw_us", "cpu_own_us") / cores,
-                per_node("gw_rx_b", "own_rx_b") / wire_b_per_us,
-                per_node("gw_tx_b", "own_tx_b") / wire_b_per_us,
-                per_node("gw_nvmf_b", "own_nvmf_b") / initiator_b_per_us,
-                mix("storage_rx_b", w) / wire_b_per_us,
-                mix("storage_tx_b", w) / wire_b_per_us,
-                (read_frac * g_req["ssd_ios"] * ssd_read_us + write_frac * w["ssd_ios"] * ssd_write_us) / (nodes * vols),
-            ]
-
-        demands = stations(w_req)
+        # --- the closed loop over the stations (M6)
+        st = _station_rates(p, arr, nodes, g_req, w_req)
+        demands = _station_demands(st, mix, w_req, read_frac, write_frac, g_req, nodes, vols)
         r0 = mix("latency_us", w_req)
         saturation = saturation_threads(demands, r0)
         x_per_us, resp_us = closed_loop.throughput(demands, r0, arr(p.threads))
         ops_per_s = x_per_us * US_PER_S
-
-        # deferred parity in the background (M9): it gets what the requests leave idle at
-        # every station; the rest is written after the run.  Per-request CPU and bytes count
-        # the share done during it.  Its demand is taken at the gateway(s), where it is issued.
         if w_parity is not None:
-            at_gw = write_frac / g  # a gateway's share of the parity work of all requests
-            parity = [
-                w_parity["cpu_gw_us"] / cores * at_gw, w_parity["gw_rx_b"] / wire_b_per_us * at_gw,
-                w_parity["gw_tx_b"] / wire_b_per_us * at_gw, w_parity["gw_nvmf_b"] / initiator_b_per_us * at_gw,
-                w_parity["storage_rx_b"] / wire_b_per_us * write_frac, w_parity["storage_tx_b"] / wire_b_per_us * write_frac,
-                w_parity["ssd_ios"] * ssd_write_us / (nodes * vols) * write_frac,
-            ]
-            share = np.where(background, 1.0, 0.0)
-            for d_fg, d_par in zip(demands, parity):
-                need = x_per_us * d_par  # utilization the parity would add
-                idle = np.maximum(1.0 - x_per_us * d_fg, 0.0)
-                share = np.minimum(share, np.where(need > 0.0, idle / np.where(need > 0.0, need, 1.0), 1.0))
-            w_req = {**w_req, **{key: w_req[key] + share * w_parity[key] for key in PER_OP_KEYS}}
-            parity_in_run = np.where(background, share, 1.0)
+            w_req, parity_in_run = _deferred_parity(st, demands, w_req, w_parity, x_per_us, write_frac, background, nodes, vols)
         else:
             parity_in_run = np.ones(n)
-
         cpu_per_op = mix("cpu_gw_us", w_req) + mix("cpu_own_us", w_req)
         storage_b, compute_b = mix("storage_b", w_req), mix("compute_b", w_req)
 
-        # --- cost (cost block + prices.csv): nodes, NICs, switch ports, SSDs; energy
-        drives = nodes * vols
-        ssd_usd = (
-            arr(p.ssd_capacity_tb) * GB_PER_TB * component_price("nand_tlc").value
-            + component_price("ssd_controller_enterprise").value + component_price("ssd_other").value
-            + SSD_DRAM_GIB_PER_TB * arr(p.ssd_capacity_tb) * component_price("dram_ddr4").value
-        )
-        servers = nodes + 1.0  # + the storage node (the client is not part of the system)
-        capex = (
-            nodes * _PRICES["compute_node"] + _PRICES["storage_node"]
-            + servers * _PRICES["network_port_per_gbit"] * arr(p.link_gbit_s) + drives * ssd_usd
-        )
-        power = servers * _PRICES["node_power"] + drives * _PRICES["ssd_power"]
-        tco_per_hour = cost.tco_usd_per_year(capex, power, LIFE_YEARS) / HOURS_PER_YEAR
+        capex, power, tco_per_hour = _cluster_cost(p, arr, nodes, vols)
         gbps = ops_per_s * object_b / GB
-
         block_rpc_us, block_direct_us = requests.remote_block_read_us(c)
-        bad = np.where(ok, 1.0, np.nan)
+        bad = np.where(~cl["no_data"] & ~cl["optimal_writes"] & ~st["few_live"], 1.0, np.nan)
         return {
             "block_rpc_read_us": block_rpc_us * bad,
             "block_direct_read_us": block_direct_us * bad,
             "double_transfer_x": block_rpc_us / block_direct_us * bad,
             "gateway_request_cpu_us": requests.request_handling_cpu_us(c) * bad,
             "saturation_threads": saturation * bad,
-            "infeasible": {NO_DATA_DRIVES: no_data, OPTIMAL_WRITES: optimal_writes, GATEWAYS_DOWN: few_live},
+            "infeasible": {NO_DATA_DRIVES: cl["no_data"], OPTIMAL_WRITES: cl["optimal_writes"], GATEWAYS_DOWN: st["few_live"]},
             "throughput_kiops": ops_per_s / OPS_PER_KIOPS * bad,
             "throughput_gbps": gbps * bad,
             "latency_us": resp_us * bad,
@@ -365,6 +265,151 @@ class RdIO(Model):
             "work_per_s": ops_per_s * bad,
             "op_latency_us": resp_us * bad,
         }
+
+
+# ----------------------------------------------------------------------------- stages of evaluate
+#: Named columns one stage hands to the next.
+Cols = dict[str, np.ndarray]
+#: A parameter or value as a float column of the batch's length.
+Arr = Callable[[object], np.ndarray]
+
+
+def _arr(n: int, x: object) -> np.ndarray:
+    """``x`` as a float64 column of ``n`` points."""
+    if isinstance(x, np.ndarray) and x.shape == (n,):
+        return x.astype(np.float64, copy=False)
+    return np.broadcast_to(np.asarray(x, dtype=np.float64), (n,))
+
+
+def _mix(read_frac: np.ndarray, write_frac: np.ndarray, g_req: Cols, key: str, w: Cols) -> np.ndarray:
+    """Workload mix of a per-request quantity (GETs and the writes' accounting ``w``)."""
+    return read_frac * g_req[key] + write_frac * w[key]
+
+
+def _cluster(p: Batch, arr: Arr) -> Cols:
+    """The cluster and its workload (§1): erasure set k + r, the system, object size, read share."""
+    n = p.n
+    nodes, vols, r = arr(p.nodes), arr(p.vols_per_node), arr(p.parity_count)
+    k = nodes * vols - r
+    no_data = k < 1.0
+    k = np.maximum(k, 1.0)
+    optimal = np.broadcast_to(p.is_("system", "optimal"), (n,))
+    object_b = np.where(np.broadcast_to(p.is_("size_from", "value_b"), (n,)), arr(p.value_b), arr(p.object_kb) * KIB)
+    read_frac = arr(p.pick("workload", _WORKLOADS))
+    # Optimal mounts the other nodes' volumes read-only: reads only (L827)
+    optimal_writes = optimal & (read_frac < 1.0)
+    return {"nodes": nodes, "vols": vols, "r": r, "k": k, "no_data": no_data, "optimal": optimal,
+            "minio": np.broadcast_to(p.is_("system", "minio"), (n,)), "fmc": np.broadcast_to(p.is_("system", "minrdio_fmc"), (n,)),
+            "object_b": object_b, "read_frac": read_frac, "optimal_writes": optimal_writes}
+
+
+def _filemap_hit(p: Batch, arr: Arr, object_b: np.ndarray) -> np.ndarray:
+    """FileMap cache hit rate (M7): LRU over Zipf popularity (the cache block's working-set bound)."""
+    # exact for a cache holding everything, as in the paper's runs
+    n = p.n
+    n_objects = np.maximum(arr(p.dataset_gb) * BYTES_PER_GB / object_b, 1.0)
+    ratio = arr(p.cache_ratio_frac)
+    hit = np.where(np.broadcast_to(p.is_("system", "minrdio"), (n,)), 1.0, 0.0)
+    part = (hit > 0.0) & (ratio < 1.0)  # only partial caches need the hit-rate law
+    if part.any():
+        hit[part] = cache.zipf_hit_rate(ratio[part] * n_objects[part], n_objects[part], arr(p.zipf_alpha)[part])
+    return hit
+
+
+def _request_ctx(p: Batch, arr: Arr, cl: Cols, hit: np.ndarray, deferred: np.ndarray, background: np.ndarray) -> requests.Ctx:
+    """The per-request software and transfer costs (requests.py, paths.py) of this point."""
+    n, k = p.n, cl["k"]
+    return requests.Ctx(
+        object_b=cl["object_b"], k=k, r=cl["r"], nodes=cl["nodes"], vols=cl["vols"], link_gbit_s=arr(p.link_gbit_s),
+        transport=np.broadcast_to(np.asarray(p.transport), (n,)), minio=cl["minio"], fmc=cl["fmc"], optimal=cl["optimal"],
+        hit=hit, failed=arr(p.failed_nodes), deferred=deferred,
+        parity_in_window=np.where(background, 0.0, 1.0),
+        rpc_wait_us=arr(p.rpc_wait_us), map_rpc_wait_us=arr(p.map_rpc_wait_us), http_sw_us=arr(p.http_sw_us), req_cpu_us=arr(p.req_cpu_us),
+        rpc_cpu_us=arr(p.rpc_cpu_us), map_rpc_cpu_us=arr(p.map_rpc_cpu_us), io_cpu_us=arr(p.io_cpu_us),
+        tcp_cpu_per_kib_us=arr(p.tcp_cpu_per_kib_us),
+        hash_cpu_per_kib_us=arr(p.hash_cpu_per_kib_us), ec_cpu_per_kib_us=arr(p.ec_cpu_per_kib_input_us) * k,
+        put_hash_cpu_per_kib_us=arr(p.put_hash_cpu_per_kib_us),
+        fs_meta_us=arr(p.fs_meta_us), fs_create_us=arr(p.fs_create_us), tcp_base_us=paths.tcp_base_us(arr(p.link_gbit_s)),
+        tcp_us_per_b=paths.tcp_us_per_wire_b(arr(p.link_gbit_s)),
+    )
+
+
+def _station_rates(p: Batch, arr: Arr, nodes: np.ndarray, g_req: Cols, w_req: Cols) -> Cols:
+    """Service rates of the closed loop's stations (M6): gateways and owners, cores, wire, initiator, SSD."""
+    # requests spread over ``gateways`` nodes; a request's owner-side work over the other live nodes
+    g = arr(p.gateways)
+    return {
+        "g": g,
+        "owners": np.maximum(nodes - 1.0 - arr(p.failed_nodes), 1.0),
+        "few_live": g > nodes - arr(p.failed_nodes),
+        "cores": arr(p.cores_per_node) * HT_GAIN,
+        "wire_b_per_us": paths.gbit_s_to_b_per_us(arr(p.link_gbit_s)) * FDR_CODING,
+        "initiator_b_per_us": arr(p.initiator_gbps) * paths.B_PER_US_PER_GBPS,
+        "ssd_read_us": US_PER_S / paths.ssd_sat_iops(g_req["ssd_io_b"], False),
+        "ssd_write_us": US_PER_S / paths.ssd_sat_iops(w_req["ssd_io_b"], True),
+    }
+
+
+def _station_demands(st: Cols, mix: Callable[[str, Cols], np.ndarray], w: Cols, read_frac: np.ndarray,
+                     write_frac: np.ndarray, g_req: Cols, nodes: np.ndarray, vols: np.ndarray) -> list[np.ndarray]:
+    """Demand per request at each station of the closed loop (M6), us, with the writes' accounting ``w``."""
+    g, owners, wire_b_per_us = st["g"], st["owners"], st["wire_b_per_us"]
+
+    def per_node(gw_key: str, own_key: str) -> np.ndarray:
+        """Busiest node's share: a gateway's own requests + owner work for the others."""
+        x_gw, x_own = mix(gw_key, w), mix(own_key, w)
+        at_gateway = x_gw / g + x_own * (g - 1.0) / (g * owners)
+        return np.where(g < nodes, np.maximum(at_gateway, x_own / owners), at_gateway)
+
+    return [
+        per_node("cpu_gw_us", "cpu_own_us") / st["cores"],
+        per_node("gw_rx_b", "own_rx_b") / wire_b_per_us,
+        per_node("gw_tx_b", "own_tx_b") / wire_b_per_us,
+        per_node("gw_nvmf_b", "own_nvmf_b") / st["initiator_b_per_us"],
+        mix("storage_rx_b", w) / wire_b_per_us,
+        mix("storage_tx_b", w) / wire_b_per_us,
+        (read_frac * g_req["ssd_ios"] * st["ssd_read_us"] + write_frac * w["ssd_ios"] * st["ssd_write_us"]) / (nodes * vols),
+    ]
+
+
+def _deferred_parity(st: Cols, demands: list[np.ndarray], w_req: Cols, w_parity: Cols, x_per_us: np.ndarray,
+                     write_frac: np.ndarray, background: np.ndarray, nodes: np.ndarray, vols: np.ndarray) -> tuple[Cols, np.ndarray]:
+    """Deferred parity in the background (M9): the share done in the run on the capacity requests leave idle."""
+    # it gets what the requests leave idle at every station; the rest is written after the run.
+    # Per-request CPU and bytes count the share done during it.  Its demand is taken at the
+    # gateway(s), where it is issued.
+    wire_b_per_us = st["wire_b_per_us"]
+    at_gw = write_frac / st["g"]  # a gateway's share of the parity work of all requests
+    parity = [
+        w_parity["cpu_gw_us"] / st["cores"] * at_gw, w_parity["gw_rx_b"] / wire_b_per_us * at_gw,
+        w_parity["gw_tx_b"] / wire_b_per_us * at_gw, w_parity["gw_nvmf_b"] / st["initiator_b_per_us"] * at_gw,
+        w_parity["storage_rx_b"] / wire_b_per_us * write_frac, w_parity["storage_tx_b"] / wire_b_per_us * write_frac,
+        w_parity["ssd_ios"] * st["ssd_write_us"] / (nodes * vols) * write_frac,
+    ]
+    share = np.where(background, 1.0, 0.0)
+    for d_fg, d_par in zip(demands, parity):
+        need = x_per_us * d_par  # utilization the parity would add
+        idle = np.maximum(1.0 - x_per_us * d_fg, 0.0)
+        share = np.minimum(share, np.where(need > 0.0, idle / np.where(need > 0.0, need, 1.0), 1.0))
+    w_req = {**w_req, **{key: w_req[key] + share * w_parity[key] for key in PER_OP_KEYS}}
+    return w_req, np.where(background, share, 1.0)
+
+
+def _cluster_cost(p: Batch, arr: Arr, nodes: np.ndarray, vols: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cost (cost block + prices.csv) of nodes, NICs, switch ports and SSDs; power; TCO per hour."""
+    drives = nodes * vols
+    ssd_usd = (
+        arr(p.ssd_capacity_tb) * GB_PER_TB * component_price("nand_tlc").value
+        + component_price("ssd_controller_enterprise").value + component_price("ssd_other").value
+        + SSD_DRAM_GIB_PER_TB * arr(p.ssd_capacity_tb) * component_price("dram_ddr4").value
+    )
+    servers = nodes + 1.0  # + the storage node (the client is not part of the system)
+    capex = (
+        nodes * _PRICES["compute_node"] + _PRICES["storage_node"]
+        + servers * _PRICES["network_port_per_gbit"] * arr(p.link_gbit_s) + drives * ssd_usd
+    )
+    power = servers * _PRICES["node_power"] + drives * _PRICES["ssd_power"]
+    return capex, power, cost.tco_usd_per_year(capex, power, LIFE_YEARS) / HOURS_PER_YEAR
 
 
 def saturation_threads(demands: list[np.ndarray], r0: np.ndarray) -> np.ndarray:

@@ -273,85 +273,125 @@ def _evaluate_dtype(m: dict[str, np.ndarray], system: System, exe: Executions, d
 def _row_columns(m: dict[str, np.ndarray], system: System, e: dict[str, np.ndarray], n: int,
                  dtype: str) -> dict[str, Any]:
     """The execution columns, their validity (``err``, Calculon order) and derived per-row values."""
-    bpe = float(DTYPE_BYTES[dtype])
-    tp = e["tensor_par"].astype(np.int64)
-    pp = e["pipeline_par"].astype(np.int64)
-    dp = e["data_par"].astype(np.int64)
-    nprocs = e["num_procs"]
-    batch = e["batch_size"]
-    mbs = e["microbatch_size"]
-    interleave = e["pipeline_interleaving"]
-    training = e["training"]
-    rec = e["activation_recompute"]
-    comm = e["tensor_par_comm_type"]
-    ovl = e["tensor_par_overlap"]
-    redo = e["seq_par_ag_redo"]
-    sharding = e["optimizer_sharding"]
-    dp_ovl = e["data_par_overlap"]
-    w_off, a_off, o_off = e["weight_offload"], e["activations_offload"], e["optimizer_offload"]
-    tn, pn, dn = e["tensor_par_net"], e["pipeline_par_net"], e["data_par_net"]
+    r: dict[str, Any] = {"m": m, "system": system, "e": e, "n": n, "dtype": dtype, **_execution_columns(m, e, dtype)}
+    err = r["err"] = np.zeros(n, dtype=np.int64)  # validity, first failing check wins (Calculon order)
+    r.update(_check_split(err, r))
+    r["nets"] = _check_networks(err, system, r)
+    r.update(_check_blocks(err, m, r))
+    r.update(_engines_of(err, system, dtype))
+    r["full"] = r["rec"] == 2
+    r["block_ckpt"] = np.where(r["training"] & r["full"], r["bs"] * m["hidden"] * r["bpe"], 0.0)
+    r["mpeak"] = r["mat_e"].peak_flops
+    return r
+
+
+def _flag(err: np.ndarray, cond: Any, name: str | int) -> None:
+    """Mark rows failing ``cond`` with error ``name`` (an :data:`ERRORS` name or code) unless already failed."""
+    code = name if isinstance(name, int) else ERR[name]
+    np.copyto(err, code, where=(err == 0) & np.asarray(cond, dtype=bool))
+
+
+def _execution_columns(m: dict[str, np.ndarray], e: dict[str, np.ndarray], dtype: str) -> dict[str, Any]:
+    """The execution's fields as named columns (parallelism, batch, recompute, TP comm, offload, networks)."""
+    c: dict[str, Any] = {
+        "bpe": float(DTYPE_BYTES[dtype]),
+        "tp": e["tensor_par"].astype(np.int64),
+        "pp": e["pipeline_par"].astype(np.int64),
+        "dp": e["data_par"].astype(np.int64),
+        "nprocs": e["num_procs"], "batch": e["batch_size"], "mbs": e["microbatch_size"],
+        "interleave": e["pipeline_interleaving"], "training": e["training"], "rec": e["activation_recompute"],
+        "comm": e["tensor_par_comm_type"], "ovl": e["tensor_par_overlap"], "redo": e["seq_par_ag_redo"],
+        "sharding": e["optimizer_sharding"], "dp_ovl": e["data_par_overlap"],
+        "w_off": e["weight_offload"], "a_off": e["activations_offload"], "o_off": e["optimizer_offload"],
+        "tn": e["tensor_par_net"], "pn": e["pipeline_par_net"], "dn": e["data_par_net"],
+    }
     if m.get("kv_heads") is not None:
-        mq = e["attention_type"] == 1
-        kvh = np.where(mq, 1, m["kv_heads"])
+        c["mq"] = e["attention_type"] == 1
+        c["kvh"] = np.where(c["mq"], 1, m["kv_heads"])
     else:  # pragma: no cover
-        kvh = m["heads"]
+        c["kvh"] = m["heads"]
+    return c
 
-    # ------------------------------------------------------------ validity (Calculon order)
-    err = np.zeros(n, dtype=np.int64)
 
-    def flag(cond: Any, name: str | int) -> None:
-        code = name if isinstance(name, int) else ERR[name]
-        np.copyto(err, code, where=(err == 0) & np.asarray(cond, dtype=bool))
-
+def _check_split(err: np.ndarray, r: dict[str, Any]) -> dict[str, Any]:
+    """Validity of the TP/PP/DP split, batch and microbatches and the execution flags; the microbatch count."""
+    tp, pp, dp, mbs, batch, training = r["tp"], r["pp"], r["dp"], r["mbs"], r["batch"], r["training"]
+    nprocs, rec, comm, interleave = r["nprocs"], r["rec"], r["comm"], r["interleave"]
     safe_tp = np.maximum(tp, 1)
     safe_pp = np.maximum(pp, 1)
     safe_dp = np.maximum(dp, 1)
     safe_mbs = np.maximum(mbs, 1)
-    flag((nprocs <= 0) | (tp <= 0) | (pp <= 0) | (dp <= 0), "invalid_execution_field")
-    flag(nprocs != tp * pp * dp, "tp_pp_dp_product_mismatch")
-    flag((batch <= 0) | (mbs <= 0), "invalid_execution_field")
-    flag(batch % safe_dp != 0, "batch_size_not_divisible_by_data_par")
+    _flag(err, (nprocs <= 0) | (tp <= 0) | (pp <= 0) | (dp <= 0), "invalid_execution_field")
+    _flag(err, nprocs != tp * pp * dp, "tp_pp_dp_product_mismatch")
+    _flag(err, (batch <= 0) | (mbs <= 0), "invalid_execution_field")
+    _flag(err, batch % safe_dp != 0, "batch_size_not_divisible_by_data_par")
     local = batch // safe_dp
-    flag(local % safe_mbs != 0, "local_batch_not_divisible_by_microbatch")
+    _flag(err, local % safe_mbs != 0, "local_batch_not_divisible_by_microbatch")
     nmb = local // safe_mbs
-    flag((rec > 0) & ~training, "recompute_requires_training")
-    flag((interleave <= 0) | ((pp == 1) & (interleave != 1)), "invalid_pipeline_interleaving")
-    flag(sharding & (dp <= 1), "optimizer_sharding_requires_dp_gt_1")
-    flag((ovl != 0) & (tp <= 1), "tp_overlap_requires_tp_gt_1")
-    flag(redo & ((comm != 2) | (rec == 2)), "seq_par_ag_redo_requires_rs_ag_without_full_recompute")
-    flag(dp_ovl & (~training | (dp <= 1)), "dp_overlap_requires_training_and_dp_gt_1")
-    flag(o_off & ~training, "optimizer_offload_requires_training")
+    _flag(err, (rec > 0) & ~training, "recompute_requires_training")
+    _flag(err, (interleave <= 0) | ((pp == 1) & (interleave != 1)), "invalid_pipeline_interleaving")
+    _flag(err, r["sharding"] & (dp <= 1), "optimizer_sharding_requires_dp_gt_1")
+    _flag(err, (r["ovl"] != 0) & (tp <= 1), "tp_overlap_requires_tp_gt_1")
+    _flag(err, r["redo"] & ((comm != 2) | (rec == 2)), "seq_par_ag_redo_requires_rs_ag_without_full_recompute")
+    _flag(err, r["dp_ovl"] & (~training | (dp <= 1)), "dp_overlap_requires_training_and_dp_gt_1")
+    _flag(err, r["o_off"] & ~training, "optimizer_offload_requires_training")
+    return {"safe_tp": safe_tp, "safe_pp": safe_pp, "safe_dp": safe_dp, "safe_mbs": safe_mbs, "local": local, "nmb": nmb}
+
+
+def _check_networks(err: np.ndarray, system: System, r: dict[str, Any]) -> _Nets:
+    """Validity of the TP/PP/DP network placement (index range, then tier by tier); the system's networks."""
+    tp, pp, dp, tn, pn, dn = r["tp"], r["pp"], r["dp"], r["tn"], r["pn"], r["dn"]
     nets = _Nets(system)
-    flag((tn < 0) | (tn >= nets.count) | (pn < 0) | (pn >= nets.count) | (dn < 0) | (dn >= nets.count),
-         "network_index_out_of_range")
+    _flag(err, (tn < 0) | (tn >= nets.count) | (pn < 0) | (pn >= nets.count) | (dn < 0) | (dn >= nets.count),
+          "network_index_out_of_range")
     for k in range(nets.count):
         small, unfilled = _tier_misfit(nets, k, tp, pp, dp, tn, pn, dn)
         # Calculon checks tier by tier: the first failing tier decides the message
-        flag(small, "network_tier_too_small_for_parallelism")
-        flag(unfilled, "network_tier_must_be_filled")
+        _flag(err, small, "network_tier_too_small_for_parallelism")
+        _flag(err, unfilled, "network_tier_must_be_filled")
+    return nets
+
+
+def _check_blocks(err: np.ndarray, m: dict[str, np.ndarray], r: dict[str, Any]) -> dict[str, Any]:
+    """Blocks per processor and the checks on them (interleaving, offload), on TP-divisible sizes."""
+    safe_pp, safe_tp, interleave, comm = r["safe_pp"], r["safe_tp"], r["interleave"], r["comm"]
     L = m["layers"]
     bpp = -(-L // safe_pp)  # blocks per processor (ceil)
     reduction_blocks = np.where(L % safe_pp != 0, safe_pp - L % safe_pp, 0)
     safe_int = np.maximum(interleave, 1)
-    flag((interleave > bpp) | (bpp % safe_int != 0), ERR_INTERLEAVE_COMPILE)
-    flag((w_off | a_off | o_off) & (bpp <= 2), "offload_needs_at_least_3_blocks_per_proc")
-    bs = mbs * m["seq"]
-    flag(((comm == 1) | (comm == 2)) & (bs % safe_tp != 0), "batch_seq_not_divisible_by_tp")
-    flag((m["hidden"] % safe_tp != 0) | (m["ffn"] % safe_tp != 0) | (m["heads"] % safe_tp != 0),
-         "model_dim_not_divisible_by_tp")
+    _flag(err, (interleave > bpp) | (bpp % safe_int != 0), ERR_INTERLEAVE_COMPILE)
+    _flag(err, (r["w_off"] | r["a_off"] | r["o_off"]) & (bpp <= 2), "offload_needs_at_least_3_blocks_per_proc")
+    bs = r["mbs"] * m["seq"]
+    _flag(err, ((comm == 1) | (comm == 2)) & (bs % safe_tp != 0), "batch_seq_not_divisible_by_tp")
+    _flag(err, (m["hidden"] % safe_tp != 0) | (m["ffn"] % safe_tp != 0) | (m["heads"] % safe_tp != 0),
+          "model_dim_not_divisible_by_tp")
+    return {"L": L, "bpp": bpp, "reduction_blocks": reduction_blocks, "safe_int": safe_int, "bs": bs}
+
+
+def _engines_of(err: np.ndarray, system: System, dtype: str) -> dict[str, Any]:
+    """The system's matrix and vector engines for the datatype (rows infeasible where it has none)."""
     dtype_ok = dtype in system.matrix and dtype in system.vector
     if not dtype_ok:
-        flag(True, "datatype_not_supported_by_system")
+        _flag(err, True, "datatype_not_supported_by_system")
         # evaluate with any engine so the arrays exist; rows are marked infeasible
         mat_e = next(iter(system.matrix.values()))
         vec_e = next(iter(system.vector.values()))
     else:
         mat_e, vec_e = system.matrix[dtype], system.vector[dtype]
+    return {"dtype_ok": dtype_ok, "mat_e": mat_e, "vec_e": vec_e}
 
-    full = rec == 2
-    block_ckpt = np.where(training & full, bs * m["hidden"] * bpe, 0.0)
-    mpeak = mat_e.peak_flops
-    return locals()
+
+#: Per-block, per-microbatch accumulators; the ``_TRAINING_ONLY`` ones are zero for forward-only rows.
+_ACC_KEYS = (
+    "fw_flops", "fw_ft", "fw_mem", "fw_mt", "fw_time", "fw_tp_b", "fw_tp_e", "fw_exp_b", "fw_exp_e",
+    "re_flops", "re_ft", "re_mem", "re_mt", "re_time", "recomm_b", "recomm_e", "recomm_exp_b", "recomm_exp_e",
+    "ag_flops", "ag_ft", "ag_mem", "ag_mt", "ag_time", "ag_tp_b", "ag_tp_e", "ag_exp_b", "ag_exp_e",
+    "wg_flops", "wg_ft", "wg_mem", "wg_mt", "wg_time", "op_flops", "op_ft", "op_mem", "op_mt", "op_time",
+    "weight", "act_work", "act_store", "w_grad", "w_grad_ns", "act_grad", "optim")
+_TRAINING_ONLY = (
+    "ag_flops", "ag_ft", "ag_mem", "ag_mt", "ag_time", "ag_tp_b", "ag_tp_e", "ag_exp_b", "ag_exp_e",
+    "wg_flops", "wg_ft", "wg_mem", "wg_mt", "wg_time", "op_flops", "op_ft", "op_mem", "op_mt", "op_time",
+    "w_grad", "w_grad_ns", "act_grad", "optim")
 
 
 def _block_stats(v: dict[str, Any]) -> dict[str, np.ndarray]:
@@ -361,258 +401,296 @@ def _block_stats(v: dict[str, Any]) -> dict[str, np.ndarray]:
     recompute, TP communication type and overlap, seq-par redo, fused activation, training and
     the optimizer-sharding divisor (DP when sharded), so a search computes them once per
     distinct combination (:class:`models.blocks.llm.bound.BlockTable`)."""
-    n, m, e, system, bpe, training = v["n"], v["m"], v["e"], v["system"], v["bpe"], v["training"]
-    tp, rec, comm, ovl, redo, sharding = v["tp"], v["rec"], v["comm"], v["ovl"], v["redo"], v["sharding"]
-    safe_dp, safe_mbs, safe_tp, kvh, nets, tn = v["safe_dp"], v["safe_mbs"], v["safe_tp"], v["kvh"], v["nets"], v["tn"]
-    mat_e, vec_e = v["mat_e"], v["vec_e"]
-    # ------------------------------------------------------------ per block, per microbatch
-    blk = BlockInputs(mbs=safe_mbs, seq=m["seq"], hidden=m["hidden"], ffn=m["ffn"], heads=m["heads"],
-                      head_dim=m["head_dim"], kv_heads=kvh, tp=safe_tp, recompute=rec, comm=comm, overlap=ovl,
-                      redo=redo, fused=e["fused_activation"], gated=m["gated"])
-    layers = build_block(blk)
-    shard = np.where(sharding, safe_dp, 1)
-    tpn = nets.view(tn)
-    mem1 = system.mem1
-    bw1 = mem1.effective_bandwidth_Bps
-    eff1 = mem1.efficiency
-    mpeak, meff = mat_e.peak_flops, mat_e.efficiency
-    vpeak, veff = vec_e.peak_flops, vec_e.efficiency
-    combine = system.combine
-    f64 = np.float64
-
-    def mtime(nbytes: Any) -> Any:
-        return nbytes / (bw1 * eff1(nbytes))
-
-    def vtime(flops: Any) -> Any:
-        return flops / (vpeak * veff(flops))
-
-    def xtime(flops: Any) -> Any:
-        return flops / (mpeak * meff(flops))
-
-    split_b = comm == 2
-    split_e = comm != 0
-    tp_f = safe_tp.astype(f64)
-    multi = tp > 1
-    pu = tpn["pu"]
-
-    acc = {k: np.zeros(n) for k in (
-        "fw_flops", "fw_ft", "fw_mem", "fw_mt", "fw_time", "fw_tp_b", "fw_tp_e", "fw_exp_b", "fw_exp_e",
-        "re_flops", "re_ft", "re_mem", "re_mt", "re_time", "recomm_b", "recomm_e", "recomm_exp_b", "recomm_exp_e",
-        "ag_flops", "ag_ft", "ag_mem", "ag_mt", "ag_time", "ag_tp_b", "ag_tp_e", "ag_exp_b", "ag_exp_e",
-        "wg_flops", "wg_ft", "wg_mem", "wg_mt", "wg_time", "op_flops", "op_ft", "op_mem", "op_mt", "op_time",
-        "weight", "act_work", "act_store", "w_grad", "w_grad_ns", "act_grad", "optim")}
-
-    for ly in layers:
+    c = _block_context(v)
+    acc = {k: np.zeros(v["n"]) for k in _ACC_KEYS}
+    for ly in build_block(_block_inputs(v)):
         on = np.asarray(ly.active, dtype=bool)
         if not on.any():
             continue
-        onf = on.astype(f64)
-        kind = ly.kind
-        fw = ly.fw * onf
-        ag = ly.ag * onf
-        wg = ly.wg * onf
-        inp = ly.inp * onf
-        out = ly.out * onf
-        act = ly.act * onf
-        actg = ly.actg * onf
-        w = ly.w * onf
-        wgr = ly.wgrads * onf
-        opt = ly.opt * onf
-        rc = np.asarray(ly.recompute, dtype=bool) & on & training
-        rcm = np.asarray(ly.recomm, dtype=bool) & on & training
-
-        # memory traffic per stage (bytes)
-        if kind == FORK:
-            fw_mem = 0.0 * fw
-            ag_mem = act * bpe * (ly.users + 1)
-        elif kind == DROPOUT:
-            fw_mem = (inp + out) * bpe + act
-            ag_mem = fw_mem
-        elif kind == ELEMWISE_ACT:
-            fw_mem = (inp + out + w) * bpe
-            ag_mem = fw_mem
-        elif kind == TPCOMM:
-            rs = comm == 2
-            fw_mem = np.where(~rs & (not ly.conj), 0.0, (inp + out) * bpe)
-            ag_mem = np.where(~rs & ly.conj, 0.0, (act + actg) * bpe)
+        q = _layer_sizes(ly, on, c)
+        b = _stage_bytes(ly, q, c)
+        t = _stage_times(ly, q, b, c)
+        if ly.kind == TPCOMM:
+            s = _tp_comm_layer(ly, on, q, t, c)
+        elif ly.kind == LINOV:
+            s = _overlapped_gemm_layer(ly, on, q, t, c)
         else:
-            fw_mem = (inp + out + w) * bpe
-            ag_mem = (w + act + actg) * bpe
-        wg_mem = np.where(w > 0, (wgr + act + actg) * bpe, 0.0)
-        optim_b = (np.where(bpe < 4, w * 4, 0.0) + opt * 4) / shard
-        op_flops = wgr / shard * 11
-        eng = xtime if ly.matrix else vtime
-        fw_ft, ag_ft, wg_ft = eng(fw), eng(ag), eng(wg)
-        op_ft = vtime(op_flops)
-        fw_mt, ag_mt, wg_mt, op_mt = mtime(fw_mem), mtime(ag_mem), mtime(wg_mem), mtime(optim_b)
-        op_time = combine(op_ft, op_mt)
-
-        zero = np.zeros(n)
-        if kind == TPCOMM:
-            a_b = ly.comm * bpe * onf
-            live = multi & on
-            conj = ly.conj
-            nct_fw = combine(fw_ft, fw_mt)
-            nct_ag = combine(ag_ft, ag_mt)
-
-            def tpc(stage: str, split: np.ndarray) -> np.ndarray:
-                if stage == "fw":
-                    if conj:
-                        net = np.where(split, _net_time(tpn, "reduce_scatter", a_b, tp_f),
-                                       _net_time(tpn, "all_reduce", a_b, tp_f))
-                    else:
-                        net = np.where(split, _net_time(tpn, "all_gather", a_b, tp_f), 0.0)
-                    return np.where(live, net + nct_fw, 0.0)
-                if stage == "agrad":
-                    if conj:
-                        net = np.where(split, _net_time(tpn, "all_gather", a_b, tp_f), 0.0)
-                    else:
-                        net = np.where(split, _net_time(tpn, "reduce_scatter", a_b, tp_f),
-                                       _net_time(tpn, "all_reduce", a_b, tp_f))
-                    return np.where(live, net + nct_ag, 0.0)
-                # redone communication (wgrad stage): only when it moves bytes
-                if conj:
-                    net = np.where(split, _net_time(tpn, "reduce_scatter", a_b, tp_f),
-                                   _net_time(tpn, "all_reduce", a_b, tp_f))
-                else:
-                    net = np.where(split, _net_time(tpn, "all_gather", a_b, tp_f), 0.0)
-                return np.where(live & rcm, net, 0.0)
-
-            fw_b, fw_e = tpc("fw", split_b), tpc("fw", split_e)
-            ag_b, ag_e = tpc("agrad", split_b), tpc("agrad", split_e)
-            rc_b, rc_e = tpc("wgrad", split_b), tpc("wgrad", split_e)
-            fw_time = ag_time = wg_time = zero
-            fw_exp_b, fw_exp_e, ag_exp_b, ag_exp_e = fw_b, fw_e, ag_b, ag_e
-            rc_exp_b, rc_exp_e = rc_b, rc_e
-            act_b = np.where(comm == 2, act * bpe / tp_f, act * bpe if ly.conj else 0.0)
-            actg_b = np.where(comm == 2, act * bpe / tp_f, 0.0 if ly.conj else actg * bpe)
-        elif kind == LINOV:
-            conj = ly.conj
-            ag_size = inp * bpe
-            rs_size = out * bpe
-            live = multi & on
-
-            def lin_net(stage: str, split: np.ndarray) -> np.ndarray:
-                if conj:
-                    if stage == "fw":
-                        t = np.where(split, _net_time(tpn, "reduce_scatter", rs_size, tp_f),
-                                     _net_time(tpn, "all_reduce", rs_size, tp_f)) + vtime(rs_size / bpe * (tp_f - 1) / tp_f)
-                    elif stage == "agrad":
-                        t = np.where(split, _net_time(tpn, "all_gather", rs_size, tp_f), 0.0)
-                    else:
-                        t = np.where(rcm, np.where(split, _net_time(tpn, "reduce_scatter", rs_size, tp_f),
-                                                   _net_time(tpn, "all_reduce", rs_size, tp_f)), 0.0)
-                else:
-                    if stage == "fw":
-                        t = np.where(split, _net_time(tpn, "all_gather", ag_size, tp_f), 0.0)
-                    elif stage == "agrad":
-                        t = np.where(split, _net_time(tpn, "reduce_scatter", ag_size, tp_f),
-                                     _net_time(tpn, "all_reduce", ag_size, tp_f)) + vtime(ag_size / bpe * (tp_f - 1) / tp_f)
-                    else:
-                        t = np.where(rcm & split, _net_time(tpn, "all_gather", ag_size, tp_f), 0.0)
-                return np.where(live, t, 0.0)
-
-            def tiled(ft: np.ndarray, mt: np.ndarray, net: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-                base = combine(ft, mt)
-                slowed = combine(ft / (1 - pu), mt)
-                T = tp_f
-                ft_s_tile = ft / (1 - pu) / T
-                net_tile = net / T
-                c_tile = base / T
-                cs_tile = slowed / T
-                infl = net_tile - ft_s_tile
-                t_exposed = c_tile + (T - 1) * cs_tile
-                t_hidden = c_tile + (T - 1) * c_tile + (T - 1) * net_tile * pu
-                time = np.where(infl > 0, t_exposed, t_hidden)
-                exp = np.where(infl > 0, (T - 1) * infl, 0.0)
-                pipe = ovl == 2
-                time = time + np.where(pipe, net_tile, 0.0)
-                exp = exp + np.where(pipe, net_tile, 0.0)
-                has = net != 0
-                return np.where(has, time, base), np.where(has, exp, 0.0)
-
-            fw_b, fw_e = lin_net("fw", split_b), lin_net("fw", split_e)
-            ag_b, ag_e = lin_net("agrad", split_b), lin_net("agrad", split_e)
-            rc_b, rc_e = lin_net("wgrad", split_b), lin_net("wgrad", split_e)
-            fw_time, fw_x = tiled(fw_ft, fw_mt, fw_b)
-            ag_time, ag_x = tiled(ag_ft, ag_mt, ag_b)
-            wg_time, _ = tiled(wg_ft, wg_mt, rc_b)
-            fw_exp_b = fw_exp_e = fw_x
-            ag_exp_b = ag_exp_e = ag_x
-            # Calculon reads the exposure left by the last forward processing call here
-            rc_exp_b = rc_exp_e = np.where(rcm, fw_x, 0.0)
-            act_b, actg_b = act * bpe, actg * bpe
-        else:
-            fw_b = fw_e = ag_b = ag_e = rc_b = rc_e = zero
-            fw_exp_b = fw_exp_e = ag_exp_b = ag_exp_e = rc_exp_b = rc_exp_e = zero
-            fw_time = combine(fw_ft, fw_mt)
-            ag_time = combine(ag_ft, ag_mt)
-            wg_time = combine(wg_ft, wg_mt)
-            if kind == DROPOUT:
-                act_b, actg_b = act, actg  # one-byte mask
-            else:
-                act_b, actg_b = act * bpe, actg * bpe
-
-        a = acc
-        a["fw_flops"] += fw
-        a["fw_ft"] += fw_ft
-        a["fw_mem"] += fw_mem
-        a["fw_mt"] += fw_mt
-        a["fw_time"] += fw_time
-        a["fw_tp_b"] += fw_b
-        a["fw_tp_e"] += fw_e
-        a["fw_exp_b"] += fw_exp_b
-        a["fw_exp_e"] += fw_exp_e
-        # recompute statistics accumulate the running forward totals (Calculon behaviour)
-        a["re_flops"] += np.where(rc, a["fw_flops"], 0.0)
-        a["re_ft"] += np.where(rc, a["fw_ft"], 0.0)
-        a["re_mem"] += np.where(rc, a["fw_mem"], 0.0)
-        a["re_mt"] += np.where(rc, a["fw_mt"], 0.0)
-        a["re_time"] += np.where(rc, fw_time, 0.0)
-        a["recomm_b"] += np.where(rcm, rc_b, 0.0)
-        a["recomm_e"] += np.where(rcm, rc_e, 0.0)
-        a["recomm_exp_b"] += np.where(rcm, rc_exp_b, 0.0)
-        a["recomm_exp_e"] += np.where(rcm, rc_exp_e, 0.0)
-        a["ag_flops"] += ag
-        a["ag_ft"] += ag_ft
-        a["ag_mem"] += ag_mem
-        a["ag_mt"] += ag_mt
-        a["ag_time"] += ag_time
-        a["ag_tp_b"] += ag_b
-        a["ag_tp_e"] += ag_e
-        a["ag_exp_b"] += ag_exp_b
-        a["ag_exp_e"] += ag_exp_e
-        a["wg_flops"] += wg
-        a["wg_ft"] += wg_ft
-        a["wg_mem"] += wg_mem
-        a["wg_mt"] += wg_mt
-        a["wg_time"] += wg_time
-        a["op_flops"] += op_flops
-        a["op_ft"] += op_ft
-        a["op_mem"] += optim_b
-        a["op_mt"] += op_mt
-        a["op_time"] += op_time
-        # capacity per block
-        a["weight"] += w * bpe
-        if not (isinstance(ly.reused, bool) and ly.reused):
-            a["act_work"] += np.where(np.asarray(ly.reused, dtype=bool), 0.0, act_b)
-        store = act_b.copy() if isinstance(act_b, np.ndarray) else np.full(n, act_b)
-        store = store - np.where(training & ~np.asarray(ly.out_stored, dtype=bool), out * bpe, 0.0)
-        store = store - np.where(training & ~np.asarray(ly.stored, dtype=bool), act_b, 0.0)
-        a["act_store"] += store
-        a["w_grad"] += wgr * bpe / shard
-        a["w_grad_ns"] += wgr * 4
-        a["act_grad"] += actg_b
-        a["optim"] += optim_b
-
+            s = _plain_layer(ly, q, t, c)
+        _accumulate(acc, ly, q, b, t, s, c)
     # stages that only exist when training
-    tr = training.astype(f64)
-    for k in ("ag_flops", "ag_ft", "ag_mem", "ag_mt", "ag_time", "ag_tp_b", "ag_tp_e", "ag_exp_b", "ag_exp_e",
-              "wg_flops", "wg_ft", "wg_mem", "wg_mt", "wg_time", "op_flops", "op_ft", "op_mem", "op_mt", "op_time",
-              "w_grad", "w_grad_ns", "act_grad", "optim"):
+    tr = v["training"].astype(np.float64)
+    for k in _TRAINING_ONLY:
         acc[k] = acc[k] * tr
-    acc["act_store"] = np.where(rec == 2, 0.0, acc["act_store"])
+    acc["act_store"] = np.where(v["rec"] == 2, 0.0, acc["act_store"])
     return acc
+
+
+def _block_inputs(v: dict[str, Any]) -> BlockInputs:
+    """The transformer block's shape for the rows (microbatch, model dims, TP, recompute, TP comm)."""
+    m, e = v["m"], v["e"]
+    return BlockInputs(mbs=v["safe_mbs"], seq=m["seq"], hidden=m["hidden"], ffn=m["ffn"], heads=m["heads"],
+                       head_dim=m["head_dim"], kv_heads=v["kvh"], tp=v["safe_tp"], recompute=v["rec"], comm=v["comm"],
+                       overlap=v["ovl"], redo=v["redo"], fused=e["fused_activation"], gated=m["gated"])
+
+
+class _Roofline:
+    """A layer stage's compute time on the matrix or vector engine and its tier-1 memory time."""
+
+    def __init__(self, system: System, mat_e: Any, vec_e: Any) -> None:
+        mem1 = system.mem1
+        self.bw1, self.eff1 = mem1.effective_bandwidth_Bps, mem1.efficiency
+        self.mpeak, self.meff = mat_e.peak_flops, mat_e.efficiency
+        self.vpeak, self.veff = vec_e.peak_flops, vec_e.efficiency
+        self.combine = system.combine
+
+    def mtime(self, nbytes: Any) -> Any:
+        """Tier-1 memory time of ``nbytes``."""
+        return nbytes / (self.bw1 * self.eff1(nbytes))
+
+    def vtime(self, flops: Any) -> Any:
+        """Vector-engine time of ``flops``."""
+        return flops / (self.vpeak * self.veff(flops))
+
+    def xtime(self, flops: Any) -> Any:
+        """Matrix-engine time of ``flops``."""
+        return flops / (self.mpeak * self.meff(flops))
+
+
+def _block_context(v: dict[str, Any]) -> dict[str, Any]:
+    """What every layer of the rows' block shares: engines, datatype size, sharding divisor, TP and its network."""
+    tp, comm = v["tp"], v["comm"]
+    tpn = v["nets"].view(v["tn"])
+    return {"n": v["n"], "bpe": v["bpe"], "training": v["training"], "comm": comm, "ovl": v["ovl"],
+            "shard": np.where(v["sharding"], v["safe_dp"], 1), "tpn": tpn, "pu": tpn["pu"],
+            "eng": _Roofline(v["system"], v["mat_e"], v["vec_e"]), "split_b": comm == 2, "split_e": comm != 0,
+            "tp_f": v["safe_tp"].astype(np.float64), "multi": tp > 1}
+
+
+def _layer_sizes(ly: Any, on: np.ndarray, c: dict[str, Any]) -> dict[str, Any]:
+    """The layer's flops and element counts where it is active, and where it is recomputed / recommunicated."""
+    onf = on.astype(np.float64)
+    q = {k: getattr(ly, k) * onf for k in ("fw", "ag", "wg", "inp", "out", "act", "actg", "w", "wgrads", "opt")}
+    q["onf"] = onf
+    q["rc"] = np.asarray(ly.recompute, dtype=bool) & on & c["training"]
+    q["rcm"] = np.asarray(ly.recomm, dtype=bool) & on & c["training"]
+    return q
+
+
+def _stage_bytes(ly: Any, q: dict[str, Any], c: dict[str, Any]) -> dict[str, Any]:
+    """Memory traffic per stage (bytes) by layer kind, and the optimizer's bytes and flops."""
+    bpe, shard, kind = c["bpe"], c["shard"], ly.kind
+    inp, out, act, actg, w, wgr = q["inp"], q["out"], q["act"], q["actg"], q["w"], q["wgrads"]
+    if kind == FORK:
+        fw_mem = 0.0 * q["fw"]
+        ag_mem = act * bpe * (ly.users + 1)
+    elif kind == DROPOUT:
+        fw_mem = (inp + out) * bpe + act
+        ag_mem = fw_mem
+    elif kind == ELEMWISE_ACT:
+        fw_mem = (inp + out + w) * bpe
+        ag_mem = fw_mem
+    elif kind == TPCOMM:
+        rs = c["comm"] == 2
+        fw_mem = np.where(~rs & (not ly.conj), 0.0, (inp + out) * bpe)
+        ag_mem = np.where(~rs & ly.conj, 0.0, (act + actg) * bpe)
+    else:
+        fw_mem = (inp + out + w) * bpe
+        ag_mem = (w + act + actg) * bpe
+    wg_mem = np.where(w > 0, (wgr + act + actg) * bpe, 0.0)
+    optim_b = (np.where(bpe < 4, w * 4, 0.0) + q["opt"] * 4) / shard
+    op_flops = wgr / shard * 11
+    return {"fw_mem": fw_mem, "ag_mem": ag_mem, "wg_mem": wg_mem, "optim_b": optim_b, "op_flops": op_flops}
+
+
+def _stage_times(ly: Any, q: dict[str, Any], b: dict[str, Any], c: dict[str, Any]) -> dict[str, Any]:
+    """Compute and memory time of each stage (fw, agrad, wgrad, optimizer) and the optimizer step's time."""
+    eng = c["eng"]
+    ce = eng.xtime if ly.matrix else eng.vtime
+    t = {"fw_ft": ce(q["fw"]), "ag_ft": ce(q["ag"]), "wg_ft": ce(q["wg"]), "op_ft": eng.vtime(b["op_flops"])}
+    t["fw_mt"], t["ag_mt"], t["wg_mt"], t["op_mt"] = (eng.mtime(b["fw_mem"]), eng.mtime(b["ag_mem"]),
+                                                      eng.mtime(b["wg_mem"]), eng.mtime(b["optim_b"]))
+    t["op_time"] = eng.combine(t["op_ft"], t["op_mt"])
+    return t
+
+
+def _tp_collective_s(tpn: dict[str, Any], reduce: bool, split: np.ndarray, nbytes: Any, tp_f: np.ndarray) -> np.ndarray:
+    """One TP collective: reduce-scatter (split) or all-reduce when reducing, else all-gather (split) or none."""
+    if reduce:
+        return np.where(split, _net_time(tpn, "reduce_scatter", nbytes, tp_f), _net_time(tpn, "all_reduce", nbytes, tp_f))
+    return np.where(split, _net_time(tpn, "all_gather", nbytes, tp_f), 0.0)
+
+
+def _tp_comm_layer(ly: Any, on: np.ndarray, q: dict[str, Any], t: dict[str, Any], c: dict[str, Any]) -> dict[str, Any]:
+    """A TP communication layer: its collective (forward, backward, redone) as network + local time, all exposed."""
+    bpe, tp_f, comm, combine = c["bpe"], c["tp_f"], c["comm"], c["eng"].combine
+    a_b = ly.comm * bpe * q["onf"]
+    live = c["multi"] & on
+    conj = ly.conj
+    nct_fw = combine(t["fw_ft"], t["fw_mt"])
+    nct_ag = combine(t["ag_ft"], t["ag_mt"])
+
+    def tpc(stage: str, split: np.ndarray) -> np.ndarray:
+        # the forward reduces after a conjugate layer, the backward after a plain one
+        net = _tp_collective_s(c["tpn"], conj if stage != "agrad" else not conj, split, a_b, tp_f)
+        if stage == "fw":
+            return np.where(live, net + nct_fw, 0.0)
+        if stage == "agrad":
+            return np.where(live, net + nct_ag, 0.0)
+        # redone communication (wgrad stage): only when it moves bytes
+        return np.where(live & q["rcm"], net, 0.0)
+
+    zero = np.zeros(c["n"])
+    act, actg = q["act"], q["actg"]
+    s = {"fw_b": tpc("fw", c["split_b"]), "fw_e": tpc("fw", c["split_e"]),
+         "ag_b": tpc("agrad", c["split_b"]), "ag_e": tpc("agrad", c["split_e"]),
+         "rc_b": tpc("wgrad", c["split_b"]), "rc_e": tpc("wgrad", c["split_e"]),
+         "fw_time": zero, "ag_time": zero, "wg_time": zero,
+         "act_b": np.where(comm == 2, act * bpe / tp_f, act * bpe if ly.conj else 0.0),
+         "actg_b": np.where(comm == 2, act * bpe / tp_f, 0.0 if ly.conj else actg * bpe)}
+    # a communication layer's time is all exposed
+    s.update(fw_exp_b=s["fw_b"], fw_exp_e=s["fw_e"], ag_exp_b=s["ag_b"], ag_exp_e=s["ag_e"], rc_exp_b=s["rc_b"],
+             rc_exp_e=s["rc_e"])
+    return s
+
+
+def _linov_net_s(stage: str, split: np.ndarray, conj: bool, rs_size: Any, ag_size: Any, rcm: np.ndarray,
+                 live: np.ndarray, c: dict[str, Any]) -> np.ndarray:
+    """TP communication of an overlapped GEMM in one stage (collective + local reduction where it reduces)."""
+    tpn, tp_f, bpe, vtime = c["tpn"], c["tp_f"], c["bpe"], c["eng"].vtime
+    if conj:
+        if stage == "fw":
+            t = np.where(split, _net_time(tpn, "reduce_scatter", rs_size, tp_f),
+                         _net_time(tpn, "all_reduce", rs_size, tp_f)) + vtime(rs_size / bpe * (tp_f - 1) / tp_f)
+        elif stage == "agrad":
+            t = np.where(split, _net_time(tpn, "all_gather", rs_size, tp_f), 0.0)
+        else:
+            t = np.where(rcm, np.where(split, _net_time(tpn, "reduce_scatter", rs_size, tp_f),
+                                       _net_time(tpn, "all_reduce", rs_size, tp_f)), 0.0)
+    else:
+        if stage == "fw":
+            t = np.where(split, _net_time(tpn, "all_gather", ag_size, tp_f), 0.0)
+        elif stage == "agrad":
+            t = np.where(split, _net_time(tpn, "reduce_scatter", ag_size, tp_f),
+                         _net_time(tpn, "all_reduce", ag_size, tp_f)) + vtime(ag_size / bpe * (tp_f - 1) / tp_f)
+        else:
+            t = np.where(rcm & split, _net_time(tpn, "all_gather", ag_size, tp_f), 0.0)
+    return np.where(live, t, 0.0)
+
+
+def _tiled_s(ft: np.ndarray, mt: np.ndarray, net: np.ndarray, c: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Time and exposed communication of a GEMM in TP tiles overlapping its communication (+1 exposed tile for ``pipe``)."""
+    combine, pu = c["eng"].combine, c["pu"]
+    base = combine(ft, mt)
+    slowed = combine(ft / (1 - pu), mt)
+    T = c["tp_f"]
+    ft_s_tile = ft / (1 - pu) / T
+    net_tile = net / T
+    c_tile = base / T
+    cs_tile = slowed / T
+    infl = net_tile - ft_s_tile
+    t_exposed = c_tile + (T - 1) * cs_tile
+    t_hidden = c_tile + (T - 1) * c_tile + (T - 1) * net_tile * pu
+    time = np.where(infl > 0, t_exposed, t_hidden)
+    exp = np.where(infl > 0, (T - 1) * infl, 0.0)
+    pipe = c["ovl"] == 2
+    time = time + np.where(pipe, net_tile, 0.0)
+    exp = exp + np.where(pipe, net_tile, 0.0)
+    has = net != 0
+    return np.where(has, time, base), np.where(has, exp, 0.0)
+
+
+def _overlapped_gemm_layer(ly: Any, on: np.ndarray, q: dict[str, Any], t: dict[str, Any],
+                           c: dict[str, Any]) -> dict[str, Any]:
+    """A GEMM with overlapped TP communication: tiled time and exposure per stage."""
+    bpe, rcm = c["bpe"], q["rcm"]
+    live = c["multi"] & on
+    args = (ly.conj, q["out"] * bpe, q["inp"] * bpe, rcm, live, c)  # reduce-scatter bytes, all-gather bytes
+    s = {"fw_b": _linov_net_s("fw", c["split_b"], *args), "fw_e": _linov_net_s("fw", c["split_e"], *args),
+         "ag_b": _linov_net_s("agrad", c["split_b"], *args), "ag_e": _linov_net_s("agrad", c["split_e"], *args),
+         "rc_b": _linov_net_s("wgrad", c["split_b"], *args), "rc_e": _linov_net_s("wgrad", c["split_e"], *args)}
+    s["fw_time"], fw_x = _tiled_s(t["fw_ft"], t["fw_mt"], s["fw_b"], c)
+    s["ag_time"], ag_x = _tiled_s(t["ag_ft"], t["ag_mt"], s["ag_b"], c)
+    s["wg_time"], _ = _tiled_s(t["wg_ft"], t["wg_mt"], s["rc_b"], c)
+    s["fw_exp_b"] = s["fw_exp_e"] = fw_x
+    s["ag_exp_b"] = s["ag_exp_e"] = ag_x
+    # Calculon reads the exposure left by the last forward processing call here
+    s["rc_exp_b"] = s["rc_exp_e"] = np.where(rcm, fw_x, 0.0)
+    s["act_b"], s["actg_b"] = q["act"] * bpe, q["actg"] * bpe
+    return s
+
+
+def _plain_layer(ly: Any, q: dict[str, Any], t: dict[str, Any], c: dict[str, Any]) -> dict[str, Any]:
+    """Any other layer: no communication, each stage's roofline time."""
+    zero = np.zeros(c["n"])
+    combine, bpe = c["eng"].combine, c["bpe"]
+    s = dict.fromkeys(("fw_b", "fw_e", "ag_b", "ag_e", "rc_b", "rc_e", "fw_exp_b", "fw_exp_e", "ag_exp_b", "ag_exp_e",
+                       "rc_exp_b", "rc_exp_e"), zero)
+    s["fw_time"] = combine(t["fw_ft"], t["fw_mt"])
+    s["ag_time"] = combine(t["ag_ft"], t["ag_mt"])
+    s["wg_time"] = combine(t["wg_ft"], t["wg_mt"])
+    if ly.kind == DROPOUT:
+        s["act_b"], s["actg_b"] = q["act"], q["actg"]  # one-byte mask
+    else:
+        s["act_b"], s["actg_b"] = q["act"] * bpe, q["actg"] * bpe
+    return s
+
+
+def _accumulate(a: dict[str, np.ndarray], ly: Any, q: dict[str, Any], b: dict[str, Any], t: dict[str, Any],
+                s: dict[str, Any], c: dict[str, Any]) -> None:
+    """Add one layer to the block's accumulators: per-stage flops, bytes and times, TP exposure, capacity."""
+    n, bpe, training, shard = c["n"], c["bpe"], c["training"], c["shard"]
+    rc, rcm = q["rc"], q["rcm"]
+    a["fw_flops"] += q["fw"]
+    a["fw_ft"] += t["fw_ft"]
+    a["fw_mem"] += b["fw_mem"]
+    a["fw_mt"] += t["fw_mt"]
+    a["fw_time"] += s["fw_time"]
+    a["fw_tp_b"] += s["fw_b"]
+    a["fw_tp_e"] += s["fw_e"]
+    a["fw_exp_b"] += s["fw_exp_b"]
+    a["fw_exp_e"] += s["fw_exp_e"]
+    # recompute statistics accumulate the running forward totals (Calculon behaviour)
+    a["re_flops"] += np.where(rc, a["fw_flops"], 0.0)
+    a["re_ft"] += np.where(rc, a["fw_ft"], 0.0)
+    a["re_mem"] += np.where(rc, a["fw_mem"], 0.0)
+    a["re_mt"] += np.where(rc, a["fw_mt"], 0.0)
+    a["re_time"] += np.where(rc, s["fw_time"], 0.0)
+    a["recomm_b"] += np.where(rcm, s["rc_b"], 0.0)
+    a["recomm_e"] += np.where(rcm, s["rc_e"], 0.0)
+    a["recomm_exp_b"] += np.where(rcm, s["rc_exp_b"], 0.0)
+    a["recomm_exp_e"] += np.where(rcm, s["rc_exp_e"], 0.0)
+    a["ag_flops"] += q["ag"]
+    a["ag_ft"] += t["ag_ft"]
+    a["ag_mem"] += b["ag_mem"]
+    a["ag_mt"] += t["ag_mt"]
+    a["ag_time"] += s["ag_time"]
+    a["ag_tp_b"] += s["ag_b"]
+    a["ag_tp_e"] += s["ag_e"]
+    a["ag_exp_b"] += s["ag_exp_b"]
+    a["ag_exp_e"] += s["ag_exp_e"]
+    a["wg_flops"] += q["wg"]
+    a["wg_ft"] += t["wg_ft"]
+    a["wg_mem"] += b["wg_mem"]
+    a["wg_mt"] += t["wg_mt"]
+    a["wg_time"] += s["wg_time"]
+    a["op_flops"] += b["op_flops"]
+    a["op_ft"] += t["op_ft"]
+    a["op_mem"] += b["optim_b"]
+    a["op_mt"] += t["op_mt"]
+    a["op_time"] += t["op_time"]
+    # capacity per block
+    act_b, out = s["act_b"], q["out"]
+    a["weight"] += q["w"] * bpe
+    if not (isinstance(ly.reused, bool) and ly.reused):
+        a["act_work"] += np.where(np.asarray(ly.reused, dtype=bool), 0.0, act_b)
+    store = act_b.copy() if isinstance(act_b, np.ndarray) else np.full(n, act_b)
+    store = store - np.where(training & ~np.asarray(ly.out_stored, dtype=bool), out * bpe, 0.0)
+    store = store - np.where(training & ~np.asarray(ly.stored, dtype=bool), act_b, 0.0)
+    a["act_store"] += store
+    a["w_grad"] += q["wgrads"] * bpe / shard
+    a["w_grad_ns"] += q["wgrads"] * 4
+    a["act_grad"] += s["actg_b"]
+    a["optim"] += b["optim_b"]
 
 
 def _batch_stats(a: dict[str, np.ndarray], v: dict[str, Any]) -> dict[str, np.ndarray]:
