@@ -74,3 +74,15 @@ def test_the_site_index_shows_out_of_fit_error() -> None:
     assert Validation(cv=True).out_of_fit("mhj") == "117.8%"
     assert Validation(cv=True).out_of_fit("cold-store") == "no anchors"
     assert Validation(cv=False).out_of_fit("mhj") == ""
+
+
+def test_a_study_page_shows_in_fit_and_out_of_fit_error() -> None:
+    from dse.dashboard.build import Validation, add_validation
+    from dse.dashboard.html import Page
+
+    v = Validation(cv=True)
+    page = Page("t", "t.html")
+    add_validation(page, v.results("mhj"), v.cv_rows("mhj"))
+    html = "".join(page.blocks)
+    assert "out-of-fit error" in html and "(in fit)" in html
+    assert "+229" in html or "+228" in html  # tpcds_geomean_vs_shj without its own anchor (calibration.PRIORS)

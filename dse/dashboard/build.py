@@ -94,6 +94,13 @@ class Validation:
             self._cv[model] = cv_rows
         return self._results[model]
 
+    def cv_rows(self, model: str) -> dict[str, Any] | None:
+        """Claim id -> leave-one-out row of the model's anchors (None without cv)."""
+        if not self.cv:
+            return None
+        self.results(model)
+        return {r.id: r for r in self._cv[model] if r.model == model}
+
     def out_of_fit(self, model: str) -> str:
         """The model's median |out-of-fit error| for the index ('' without cv)."""
         from dse.crossval import median_abs
@@ -119,7 +126,8 @@ def _study_pages(studies: list[Any], manifests: dict[int, Any], validation: Vali
 
             page = comparison_page(r, m, fname)
         else:
-            page = study_page(r, m, fname, validation.results(m["model"]["name"]))
+            model = m["model"]["name"]
+            page = study_page(r, m, fname, validation.results(model), validation.cv_rows(model))
         pages.append(page)
         study_rows.append((name, fname, m))
     return pages, study_rows
@@ -454,7 +462,7 @@ def _write_bundle(path: Path) -> None:
     path.write_text(vlc.javascript_bundle(), encoding="utf-8")
 
 
-def study_page(r: Any, m: dict[str, Any], filename: str, validation: list[Any]) -> Page:
+def study_page(r: Any, m: dict[str, Any], filename: str, validation: list[Any], out_of_fit: dict[str, Any] | None = None) -> Page:
     import polars as pl
 
     from dse.dashboard import charts
@@ -506,7 +514,7 @@ def study_page(r: Any, m: dict[str, Any], filename: str, validation: list[Any]) 
     add_robust_front(page, r, objectives)
     add_sensitivity(page, m, objectives)
     add_model_figures(page, m["model"]["name"])
-    add_validation(page, validation)
+    add_validation(page, validation, out_of_fit)
     return page
 
 
@@ -601,7 +609,9 @@ def add_model_figures(page: Page, model: str) -> None:
         page.chart(chart.properties(title=title) if hasattr(chart, "properties") else chart)
 
 
-def add_validation(page: Page, results: list[Any]) -> None:
+def add_validation(page: Page, results: list[Any], out_of_fit: dict[str, Any] | None = None) -> None:
+    """Every claim, model against paper; an anchor's error is in-fit, and with
+    ``out_of_fit`` (claim id -> ``dse.crossval.CvRow``) its out-of-fit error beside it."""
     from dse.claims import format_expected
     from dse.sources import readable
 
@@ -610,23 +620,22 @@ def add_validation(page: Page, results: list[Any]) -> None:
         page.note("This model has no claims file.")
         return
     cols = ["claim", "kind", "source", "paper", "model", "error", "tolerance", "status"]
+    cols += ["out-of-fit error"] if out_of_fit is not None else []
     rows, classes = [], []
     for x in results:
         status = "ok" if x.passed else ("FAIL" if x.headline else "off")
-        rows.append(
-            [
-                x.id,
-                "headline" if x.headline else "other",
-                readable(x.model, x.source),
-                format_expected(x.expected) + (f" {x.unit}" if x.unit else ""),
-                f"{x.value:.4g}",
-                f"{x.error_pct:+.1f}%",
-                x.tolerance,
-                status,
-            ]
-        )
-        classes.append(["", "", "", "", "", "", "", {"ok": "ok", "FAIL": "fail", "off": "off"}[status]])
+        row = [x.id, ("headline" if x.headline else "other") + ("" if x.kind == "prediction" else f" ({x.kind})"),
+               readable(x.model, x.source), format_expected(x.expected) + (f" {x.unit}" if x.unit else ""),
+               f"{x.value:.4g}", f"{x.error_pct:+.1f}%" + (" (in fit)" if x.kind == "anchor" else ""), x.tolerance, status]
+        if out_of_fit is not None:
+            cv = out_of_fit.get(x.id)
+            row.append("" if cv is None or cv.out_of_fit_error_pct is None else f"{cv.out_of_fit_error_pct:+.1f}%")
+        rows.append(row)
+        classes.append(["", "", "", "", "", "", "", {"ok": "ok", "FAIL": "fail", "off": "off"}[status]] + [""] * (len(row) - 8))
     page.table(cols, rows, left={"claim", "kind", "source"}, classes=classes)
+    if out_of_fit is not None:
+        page.note("An anchor's error is in fit (a constant was fitted to it); its out-of-fit error is the anchor "
+                  "predicted with the constants refitted without it (dse validate --cv). Echoes restate a model input.")
     page.chart(claims_chart(results))
 
 
