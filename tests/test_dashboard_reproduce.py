@@ -81,9 +81,40 @@ def test_every_page_of_the_reproduced_site_renders_without_console_messages(tmp_
                 problems, n, rendered = _browser_problems(browser, p)
                 if problems or rendered != n:
                     bad[p.name] = (problems[:3], f"{rendered}/{n} charts")
+            shots = _screenshots(browser, tmp_path / "site", ARTIFACTS / "site")
         finally:
             browser.close()
     assert not bad, bad
+    assert all(f.stat().st_size > 10_000 for f in shots)  # a real picture, not a blank page
+
+
+#: Where the browser test leaves screenshots and render times for a reviewer (ignored by git).
+ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
+SHOT_PAGES = ("index.html", "study-compare_llm_serve.html", "study-cxl_expander.html")
+
+
+def _screenshots(browser, site: Path, folder: Path) -> list[Path]:
+    """PNG screenshots of the index and two study pages at 1280 px, and each page's time
+    to its last chart (recorded for a reviewer, not asserted: speed lives in dse bench)."""
+    import json
+    import time
+
+    folder.mkdir(parents=True, exist_ok=True)
+    shots, times = [], {}
+    for name in SHOT_PAGES:
+        page = browser.new_page(viewport={"width": 1280, "height": 1400})
+        t0 = time.perf_counter()
+        page.goto((site / name).as_uri())
+        n = page.locator("div.chart").count()
+        if n:
+            page.wait_for_function(f"document.querySelectorAll('div.chart svg.marks').length >= {n}", timeout=30_000)
+        times[name] = round(time.perf_counter() - t0, 3)
+        shot = folder / name.replace(".html", ".png")
+        page.screenshot(path=str(shot), full_page=False)
+        shots.append(shot)
+        page.close()
+    (folder / "render_times_s.json").write_text(json.dumps(times, indent=2) + "\n")
+    return shots
 
 
 def test_site_renders_in_headless_chromium_without_console_errors(site):
