@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from dse import registry
+from models.blocks.cost import component_price
 from models.cxl_gpu import model as cg
 
 
@@ -53,9 +54,9 @@ def test_larger_footprint_costs_more_and_runs_longer(model):
 def test_capex_includes_gpu_and_host(model):
     o = model.point(design="cxl")
     p = model.param_map()
-    host = cg._PRICE["host_server_2s"].value + 256.0 * 2**30 / 1e9 * p["dram_usd_per_gb"].default
+    host = component_price("host_server_2s").value + 256.0 * 2**30 / 1e9 * p["dram_usd_per_gb"].default
     assert o["capex_usd"] == pytest.approx(p["gpu_usd"].default + host + o["expansion_usd"])
-    assert o["power_w"] > p["gpu_power_w"].default + cg._PRICE["host_server_2s_power_w"].value
+    assert o["power_w"] > p["gpu_power_w"].default + component_price("host_server_2s_power_w").value
 
 
 def test_endpoint_sized_to_the_footprint_by_default(model):

@@ -54,7 +54,7 @@ import numpy as np
 
 from dse.model import Batch, Metric, Model, Param
 from dse.units import BITS_PER_BYTE, CACHELINE_B, GB, GIB, J_PER_PJ, KIB, MS_PER_S, NS_PER_S, NS_PER_US
-from models.blocks import energy, flash
+from models.blocks import energy, flash, workload
 from models.blocks.cost import component_price
 from models.cxl_gpu import paths, speculative
 from models.cxl_gpu import workloads as wl
@@ -107,8 +107,7 @@ FILL_PJ = np.array([
 FLASH_IDLE_W = energy.flash_idle_power_w(paths.MEDIA_TABLE["dies"])
 
 _PRICE = {k: component_price(k) for k in ("cxl_memory_controller", "ssd_controller_enterprise", "dram_ddr4",
-                                            "dram_hbm", "cxl_switch", "host_server_2s", "host_server_2s_power_w",
-                                            "dram_power_w_per_gib")}
+                                            "dram_hbm", "cxl_switch", "host_server_2s")}
 _MEDIA_USD = dict(zip(paths.MEDIA, paths.MEDIA_TABLE["usd_per_gb"]))
 _SRC_PRICE = {m: paths.MEDIA_ROWS[m]["source"] for m in paths.MEDIA}
 
@@ -516,7 +515,7 @@ def _gpu_kernel_system(p: Batch, f: SimpleNamespace, mix: SimpleNamespace, time_
     kernel_ms = instr_per_run * time_ns / gpus / NS_PER_S * MS_PER_S
     hosts = np.ceil(gpus / p.gpus_per_host - 1e-9)
     host_usd = hosts * (_PRICE["host_server_2s"].value + p.host_dram_gib * _GB_PER_GIB * p.dram_usd_per_gb)
-    host_w = hosts * (_PRICE["host_server_2s_power_w"].value + p.host_dram_gib * _PRICE["dram_power_w_per_gib"].value)
+    host_w = hosts * workload.host_server(p.host_dram_gib)["power_w"]
     return SimpleNamespace(
         gpus=gpus, kernel_ms=kernel_ms,
         usd=gpus * p.gpu_usd + host_usd + np.where(f.is_gpu, 0.0, expansion_usd),

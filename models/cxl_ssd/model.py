@@ -151,7 +151,6 @@ _SSD_CTRL_USD = component_price("ssd_controller_enterprise").value + component_p
 _CXL_PREMIUM = component_price("cxl_premium_frac").value
 _CXL_MEM_CTRL_USD = component_price("cxl_memory_controller").value
 _SWITCH_USD = component_price("cxl_switch").value
-_DRAM_W_PER_GIB = component_price("dram_power_w_per_gib").value
 
 # ----------------------------------------------------------------------------- the mem-analytics system
 #: DDR channels of the family's dual-socket host (the gem5 host of Table 1a has 2; the
@@ -587,7 +586,7 @@ def _mem_analytics_system(p: Batch, f: SimpleNamespace, dev: SimpleNamespace, pa
     max_dev = np.floor(HOST_DEVICE_LANES / p.lanes) * per_switch ** p.switch_hops * p.mld_count
     host_dram_gib = np.where(d["dram"], fp, 0.0)
     host = workload.host_server(0.0)
-    dev_w = np.where(f.is_ssd, SSD_W + dev.ssd_dram_gib * _DRAM_W_PER_GIB, CXL_CTRL_W + p.capacity_gib * _DRAM_W_PER_GIB)
+    dev_w = np.where(f.is_ssd, SSD_W + dev.ssd_dram_gib * workload.DRAM_W_PER_GIB, CXL_CTRL_W + p.capacity_gib * workload.DRAM_W_PER_GIB)
     dev_w = dev_w + p.switch_hops * CXL_SWITCH_W / per_switch
     sys_infeasible = {TOO_MUCH_DRAM: np.asarray(host_dram_gib > HOST_MAX_DRAM_GIB),
                       TOO_MANY_DEVICES: np.asarray(n_dev > max_dev)}
@@ -598,6 +597,6 @@ def _mem_analytics_system(p: Batch, f: SimpleNamespace, dev: SimpleNamespace, pa
         # the BAR is strongly ordered and synchronous: one access in flight per thread
         "work_per_s": workload.mem_queries_per_s(access_ns, sys_bw, mlp=np.where(d["pcie_ssd"], 1.0, workload.MLP)) * nan,
         "capex_usd": host["capex_usd"] + host_dram_gib * p.dram_usd_per_gib + n_dev * cost.device_usd / p.mld_count,
-        "power_w": host["power_w"] + host_dram_gib * _DRAM_W_PER_GIB + n_dev * dev_w / p.mld_count,
+        "power_w": host["power_w"] + host_dram_gib * workload.DRAM_W_PER_GIB + n_dev * dev_w / p.mld_count,
     }
     return system, sys_infeasible

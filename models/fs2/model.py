@@ -77,7 +77,6 @@ REFERENCE_DEVICES = 64.0
 _ENDPOINT_USD = component_price("cxl_memory_controller").value
 _ENDPOINT_W = component_price("cxl_memory_controller_power_w").value
 _DRAM_USD_PER_GIB = component_price("dram_ddr5").value
-_DRAM_W_PER_GIB = component_price("dram_power_w_per_gib").value
 
 
 class Fs2(Model):
@@ -396,7 +395,7 @@ def _system(p: Batch, d: dict[str, np.ndarray], n: np.ndarray, has_cache, cache_
     cached = np.where(has_cache, d["cached_switches"], 0.0)
     capex = (host["capex_usd"] + d["n_switches"] * p.switch_usd + cached * cache_mm2 * p.sram_usd_per_mm2
              + n * _ENDPOINT_USD + fp_gib * _DRAM_USD_PER_GIB)
-    power = host["power_w"] + d["n_switches"] * p.switch_w + cached * cache_w + n * _ENDPOINT_W + fp_gib * _DRAM_W_PER_GIB
+    power = host["power_w"] + d["n_switches"] * p.switch_w + cached * cache_w + n * _ENDPOINT_W + fp_gib * workload.DRAM_W_PER_GIB
     return {
         "access_latency_ns": access_ns,
         "system_bw_gbps": bw,

@@ -260,7 +260,6 @@ class Ginkgo(Model):
             bw = np.minimum(_host_dram_gbps() / dram_lines, np.where(miss > 0, n_dev * CXL_DEVICE_GBPS / miss, np.inf))
         host = workload.host_server(0.0)
         sys_mem_usd = sys_dram_gib * p.dram_usd_per_gib + fp_gib * p.dram_usd_per_gib * (1.0 + p.cxl_premium_frac)
-        dram_w = cost.component_price("dram_power_w_per_gib").value
         return {
             "infeasible": {TOO_MUCH_DRAM: np.asarray(sys_dram_gib > HOST_MAX_DRAM_GIB), TOO_MANY_DEVICES: np.asarray(n_dev > MAX_CXL_DEVICES)},
             "access_latency_ns": sys["amat_ns"],
@@ -268,7 +267,7 @@ class Ginkgo(Model):
             "cxl_device_count": n_dev,
             "work_per_s": workload.mem_queries_per_s(sys["amat_ns"], bw),
             "capex_usd": host["capex_usd"] + sys_mem_usd,
-            "power_w": host["power_w"] + (sys_dram_gib + fp_gib) * dram_w + n_dev * CXL_CTRL_W,
+            "power_w": host["power_w"] + (sys_dram_gib + fp_gib) * workload.DRAM_W_PER_GIB + n_dev * CXL_CTRL_W,
             "amat_ns": out["amat_ns"],
             "miss_frac": out["miss_frac"],
             "double_read_frac": out["double_read_frac"],

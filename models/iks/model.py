@@ -31,7 +31,7 @@ import numpy as np
 
 from dse.model import Batch, Metric, Model, Param, knob_params
 from dse.units import GB, GIB, KB, MS_PER_S, NS_PER_S, S_PER_HOUR, US_PER_S
-from models.blocks import cost, link
+from models.blocks import cost, link, workload
 from models.iks import baselines, calibration, costs, device, enns, offload, rag, tenancy
 
 RETRIEVERS = ("iks", "cpu_enns", "cpu_hnsw")
@@ -52,10 +52,10 @@ QUERIES_PER_MQUERY = 1e6
 #: A host server (cost block component host_server_2s: a dual-socket x86 server without DRAM
 #: or data drives) and its power near full load (host_server_2s_power_w).
 HOST_USD = cost.component_price("host_server_2s").value
-HOST_W = cost.component_price("host_server_2s_power_w").value
+HOST_W = float(workload.host_server(0.0)["power_w"])
 #: Host DRAM price, $/GiB (cost block dram_ddr5) and power per GiB (dram_power_w_per_gib).
 HOST_DRAM_USD_PER_GIB = cost.component_price("dram_ddr5").value
-HOST_DRAM_W_PER_GIB = cost.component_price("dram_power_w_per_gib").value
+HOST_DRAM_W_PER_GIB = workload.DRAM_W_PER_GIB
 #: Bytes per HNSW graph link: FAISS stores layer-0 neighbours as 32-bit ids, 2M per node.
 HNSW_LINK_B = 4.0
 #: Infeasible points of the family boundary.

@@ -51,7 +51,7 @@ from dse.units import GB, GIB, MIB, MS_PER_S, NS_PER_S, US_PER_S
 from models.blocks import cost, dram, flash, link
 from models.blocks.calibration import per_calibration
 from models.blocks.llm import serving
-from models.blocks.workload import host_server
+from models.blocks.workload import DRAM_W_PER_GIB, host_server
 
 HERE = Path(__file__).resolve().parent
 GPUS = tuple(serving.gpus())
@@ -94,7 +94,7 @@ def tier_devices() -> dict[str, dict[str, float]]:
     ddr5_ch = float(dram.saturation_bw_gbps(HOST_DRAM, "stream"))
     ddr5_ns = float(dram.idle_latency_ns(HOST_DRAM))
     dram_usd = cost.component_price("dram_ddr5").value
-    dram_w = cost.component_price("dram_power_w_per_gib").value
+    dram_w = DRAM_W_PER_GIB
     ctrl_usd = cost.component_price("cxl_memory_controller").value
     ctrl_w = cost.component_price("cxl_memory_controller_power_w").value
     ssd_w = cost.component_price("nvme_ssd_power_w").value
