@@ -337,8 +337,8 @@ def claims_files(name: str | None = None) -> list[tuple[str, Path]]:
     seen: set[Path] = set()
     out: list[tuple[str, Path]] = []
     for n in names:
-        f = registry.model_dir(n) / "claims.yaml"
-        if f.exists() and f not in seen:
+        f = registry.claims_file(n)
+        if f is not None and f.exists() and f not in seen:
             seen.add(f)
             out.append((n, f))
     return out

@@ -198,9 +198,10 @@ def run_comparison(path: str | Path, opts: Any) -> Any:
     comp = load_comparison(path)
     if opts.strategy not in (None, *STRATEGIES):
         raise DseError(f"--strategy {opts.strategy}: a comparison sweeps by {allowed_list(STRATEGIES)}")
-    if opts.join or opts.storage or opts.uncertainty:
-        raise DseError("a comparison sweep takes no --join, --storage or --uncertainty; sweep one architecture's space for those")
+    if opts.join or opts.storage:
+        raise DseError("a comparison sweep takes no --join or --storage; sweep one architecture's space for those")
     plans = {name: run.plan_for(space, opts) for name, space in comp.archs.items()}
+    robust = {name: (p.draws, p.seed) for name, p in plans.items() if p.draws}
     fingerprint = {"comparison_sha256": comp.sha256, "archs": {n: p.fingerprint for n, p in plans.items()}}
     out = Path(opts.out) if opts.out else run.default_out_name(comp.name)
     results = store.ResultsDir(out)
@@ -219,26 +220,36 @@ def run_comparison(path: str | Path, opts: Any) -> Any:
             if created_here and not any((out / "arch").glob("*/manifest.json")):
                 results.abandon()
             raise
-        summary = join(comp, out, per_arch)
+        summary = join(comp, out, per_arch, robust or None)
         manifest = _manifest(comp, opts, summary, per_arch, fingerprint, time.perf_counter() - t0)
         store.write_json(out / store.MANIFEST, manifest)
         results.finish()
     return run.SweepResult(out, manifest)
 
 
-def join(comp: Comparison, out: Path, per_arch: dict[str, dict[str, Any]]) -> dict[str, Any]:
+#: Columns a robust architecture sweep adds that the joint table keeps (per objective).
+ROBUST_SUFFIXES = ("_p5", "_p50", "_p95")
+
+
+def join(comp: Comparison, out: Path, per_arch: dict[str, dict[str, Any]],
+         robust: dict[str, tuple[int, int]] | None = None) -> dict[str, Any]:
     """One table over every architecture (``arch`` column, workload knobs under their
-    family names) and the joint Pareto front; both written atomically and read back."""
+    family names) and the joint Pareto front; both written atomically and read back.
+    ``robust`` (arch -> (draws, seed), a robust comparison): the table keeps each
+    objective's p5/p50/p95, ``feasible_share`` and the architecture's own ``p_pareto_arch``,
+    and gains the joint ``p_pareto`` (:func:`joint_p_pareto`)."""
     import polars as pl  # noqa: PLC0415
 
     frames = []
     metrics = [*families.COMMON_METRICS, comp.family.latency_metric]
+    if robust:
+        metrics += [f"{k}{q}" for k in comp.objectives for q in ROBUST_SUFFIXES] + ["feasible_share", "p_pareto"]
     for name, space in comp.archs.items():
         frame = pl.read_parquet(out / "arch" / name / store.POINTS)
         rename = {space.model.workload_param(k): k for k in comp.workload if space.model.workload_param(k) != k}
-        frame = frame.rename(rename)
+        frame = frame.rename({**rename, **({"p_pareto": "p_pareto_arch"} if robust and "p_pareto" in frame.columns else {})})
         knobs = [rename.get(k.name, k.name) for k in space.knobs]
-        keep = [c for c in [*knobs, *metrics, "feasible", "reason"] if c in frame.columns]
+        keep = [c for c in [*knobs, *metrics, "p_pareto_arch", "feasible", "reason"] if c in frame.columns]
         frame = frame.select(keep).with_columns(
             pl.lit(name).alias("arch"), pl.lit(space.model.name).alias("model"), pl.col("reason").cast(pl.String)
         )
@@ -246,6 +257,8 @@ def join(comp: Comparison, out: Path, per_arch: dict[str, dict[str, Any]]) -> di
     table = pl.concat(frames, how="diagonal_relaxed")
     lead = ["arch", "model", *comp.workload]
     table = table.select([*lead, *[c for c in table.columns if c not in lead]])
+    if robust:
+        table = table.with_columns(pl.Series("p_pareto", joint_p_pareto(comp, out, table, robust)))
     feasible = table.filter(pl.col("feasible"))
     mask, hv = _fronts_by_workload(feasible, comp.workload, comp.objectives)
     front = feasible.filter(pl.Series(mask))
@@ -255,7 +268,14 @@ def join(comp: Comparison, out: Path, per_arch: dict[str, dict[str, Any]]) -> di
     store.write_parquet(out / store.PARETO, front)
     store.verify_parquet(out / store.POINTS, len(table))
     store.verify_parquet(out / store.PARETO, len(front))
+    extra = {}
+    if robust:
+        draws = next(iter(robust.values()))[0]
+        rob = table.filter(pl.col("p_pareto") >= 0.5)
+        extra = {"uncertainty": {"draws": draws, "robust_front": len(rob),
+                                 "robust_by_arch": {a: int(n) for a, n in rob.group_by("arch").len().iter_rows()}}}
     return {
+        **extra,
         "points": len(table),
         "feasible": len(feasible),
         "pareto": len(front),
@@ -263,6 +283,53 @@ def join(comp: Comparison, out: Path, per_arch: dict[str, dict[str, Any]]) -> di
         "pareto_by_arch": {a: int(n) for a, n in front.group_by("arch").len().iter_rows()},
         "feasible_by_arch": {a: int(n) for a, n in feasible.group_by("arch").len().iter_rows()},
     }
+
+
+def _input_column(param: Any, col: Any) -> Any:
+    """A knob column of a points table as model input (labels back to their codes)."""
+    import numpy as np  # noqa: PLC0415
+
+    if param.categorical:
+        return np.asarray([param.code_of(v) for v in col.to_list()], dtype=np.int64)
+    return col.cast(float).to_numpy()
+
+
+def joint_p_pareto(comp: Comparison, out: Path, table: Any, robust: dict[str, tuple[int, int]]) -> Any:
+    """Per row of the joint ``table``: the share of draws in which the design is
+    non-dominated among every architecture's designs feasible in that draw at the same
+    workload point.  Each architecture's designs are evaluated under its own sweep's draws
+    (the same seed, so the percentiles match its sweep); draw j of every architecture is
+    taken together (their uncertain inputs are distinct parameters, drawn independently)."""
+    import numpy as np  # noqa: PLC0415
+    import polars as pl  # noqa: PLC0415
+
+    from dse import pareto  # noqa: PLC0415
+    from dse.sweep import robust as rb  # noqa: PLC0415
+
+    draws = min(d for d, _ in robust.values())
+    objs: dict[str, list[Any]] = {k: [] for k in comp.objectives}
+    oks = []
+    for name, space in comp.archs.items():
+        knobs = [k.name for k in space.knobs]
+        raw = pl.read_parquet(out / "arch" / name / store.POINTS, columns=knobs)
+        params = {p.name: p for p in space.model.params}
+        inputs = {c: _input_column(params[c], raw[c]) for c in knobs}
+        o, ok = rb.draw_objectives(space, inputs, raw.height, draws, robust.get(name, (draws, 0))[1])
+        for k in comp.objectives:
+            objs[k].append(o[k])
+        oks.append(ok)
+    mats = {k: np.concatenate(v) for k, v in objs.items()}
+    ok_all = np.concatenate(oks)
+    counts = np.zeros(len(table))
+    groups = table.with_row_index("_row").group_by(comp.workload or pl.lit(0), maintain_order=True).agg(pl.col("_row"))
+    for rows in groups["_row"].to_list():
+        idx = np.asarray(rows, dtype=np.int64)
+        for j in range(draws):
+            feas = idx[ok_all[idx, j]]
+            if feas.size:
+                mat = pareto.objective_matrix({k: m[feas, j] for k, m in mats.items()}, comp.objectives)
+                counts[feas[pareto.nondominated_mask(mat, keep_ties=True)]] += 1
+    return counts / draws
 
 
 def _fronts_by_workload(feasible: Any, workload: list[str], objectives: dict[str, str]) -> tuple[Any, float]:
@@ -317,6 +384,7 @@ def _manifest(comp: Comparison, opts: Any, summary: dict[str, Any], per_arch: di
         "hypervolume": summary["hypervolume"],
         "pareto_by_arch": summary["pareto_by_arch"],
         "feasible_by_arch": summary["feasible_by_arch"],
+        **({"uncertainty": summary["uncertainty"]} if "uncertainty" in summary else {}),
         "timings_s": {"total_s": seconds},
         "fingerprint": fingerprint,
     }

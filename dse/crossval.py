@@ -16,8 +16,6 @@ is the generalization figure ``dse validate --cv`` prints.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import math
 from dataclasses import dataclass
 from collections.abc import Callable
@@ -41,16 +39,10 @@ class CvRow:
 
 
 def cv_module(model: str) -> Any | None:
-    """The model package's ``cv`` module, or None when it has none."""
+    """The model package's ``cv`` module (its descriptor's ``cv``), or None when it has none."""
     from dse import registry
 
-    name = registry.model_package(model) + ".cv"
-    try:
-        if importlib.util.find_spec(name) is None:
-            return None
-    except ModuleNotFoundError:  # the model lives in a plain module, not a package
-        return None
-    return importlib.import_module(name)
+    return registry.part_module(model, "cv")
 
 
 def cross_validate(path: Path, results: list[ClaimResult]) -> list[CvRow]:

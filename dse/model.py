@@ -15,6 +15,7 @@ inf that the model did not declare is caught by a safety net with a generic reas
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
@@ -70,6 +71,15 @@ class Param:
         """True when values are labels (strings or booleans) carried as integer codes."""
         return self.choices is not None and any(isinstance(c, (str, bool)) for c in self.choices)
 
+    @property
+    def whole(self) -> bool:
+        """True when every value is a whole number (``integer=True``, or numeric choices that
+        are all ints): results store it as int64, not 8.0."""
+        if self.integer:
+            return True
+        return self.choices is not None and all(
+            isinstance(c, (int, np.integer)) and not isinstance(c, (bool, np.bool_)) for c in self.choices)
+
     def describe_allowed(self) -> str:
         if self.choices is not None:
             return "one of " + allowed_list(self.choices)
@@ -100,10 +110,40 @@ class Metric:
     #: What +-inf means at a feasible point, e.g. "NCS never pays"; empty: inf marks an
     #: infeasible point.
     inf_means: str = ""
+    #: A categorical metric: the model returns integer codes into these labels (NaN: none),
+    #: results store it as a dictionary column of the labels and queries compare labels
+    #: (``bottleneck_code == "flash"``).  It has no direction: never an objective.
+    labels: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.labels is not None:
+            object.__setattr__(self, "labels", tuple(self.labels))
+            if not self.labels or len(set(self.labels)) != len(self.labels) or not all(isinstance(x, str) for x in self.labels):
+                raise ValueError(f"metric {self.name!r}: labels must be distinct strings")
+            if self.direction is not None:
+                raise ValueError(f"metric {self.name!r} is categorical (labels): it has no direction")
 
     @property
     def unit(self) -> str | None:
         return units.unit_of(self.name)
+
+    @property
+    def categorical(self) -> bool:
+        """True when the metric's values are codes into ``labels``."""
+        return self.labels is not None
+
+    def label(self, codes: Any) -> np.ndarray:
+        """The labels of integer codes (None where a code is NaN), for reporting."""
+        if self.labels is None:
+            raise TypeError(f"metric {self.name} has no labels")
+        v = np.atleast_1d(np.asarray(codes, dtype=np.float64))
+        nan = np.isnan(v)
+        idx = np.where(nan, 0, v).astype(np.int64)
+        if idx.size and (idx.min() < 0 or idx.max() >= len(self.labels)):
+            raise ValueError(f"metric {self.name}: code outside its {len(self.labels)} labels")
+        out = np.asarray(self.labels, dtype=object)[idx]
+        out[nan] = None
+        return out
 
 
 #: Key of ``evaluate``'s result declaring infeasible points: {short reason: bool mask
@@ -160,7 +200,16 @@ class Batch:
 
     def is_(self, name: str, label: Any) -> np.ndarray | bool:
         """Boolean mask: this categorical parameter equals ``label``."""
-        return self._cols[name] == self._params[name].code_of(label)
+        return self._cols[name] == self.code(name, label)
+
+    def code(self, name: str, label: Any) -> int:
+        """The integer code of ``label`` of categorical parameter ``name``, for helpers
+        that take code arrays (``mode == p.code("tenancy", "spatial")``, never ``== 1``);
+        a label the parameter does not offer is a :class:`DseError`."""
+        p = self._params.get(name)
+        if p is None or p.choices is None:
+            raise DseError(f"{name!r} is not a parameter with choices")
+        return p.code_of(label)
 
     def pick(self, name: str, table: Mapping[Any, Any]) -> np.ndarray:
         """Per-point value of a categorical parameter, looked up in ``table``.
@@ -306,6 +355,8 @@ class Model:
         """Check one value (scalar or array) against its parameter; return it in the
         engine representation (codes for categoricals, float/int arrays otherwise)."""
         p = self.param_map()[name]
+        if type(value) in _PLAIN_NUMBERS and not p.categorical:
+            return _checked_number(p, float(value))
         if p.categorical:
             if isinstance(value, np.ndarray) and value.dtype.kind in "iu" and value.dtype != np.bool_:
                 codes = value
@@ -344,21 +395,35 @@ class Model:
             raise DseError(f"parameter {name} must be an integer")
         return arr if arr.ndim else float(arr)
 
-    def run(self, inputs: Mapping[str, Any] | None = None, *, checked: bool = False) -> dict[str, np.ndarray]:
+    def run(self, inputs: Mapping[str, Any] | None = None, *, checked: bool = False,
+            calibration: Any = None) -> dict[str, np.ndarray]:
         """Evaluate the model on ``inputs`` (parameter -> scalar or column); every
         parameter not given takes its default.  Returns metric -> column, all of the
         batch length.  ``checked=True`` skips validation (the caller already coerced).
+        ``calibration`` (a ``models.blocks.calibration.Calibration``, or 'shipped', 'none',
+        a folder) evaluates under that block calibration instead of the one in force.
         Infeasible points keep whatever the model gives (often NaN); ``run_full`` says
         which they are and why."""
+        if calibration is not None:
+            from models.blocks.calibration import using
+
+            with using(calibration):
+                return self.run(inputs, checked=checked)
         cols, n = self._columns(inputs, checked)
         pieces = [self._metrics_of(self._evaluate(b), b.n) for b in self._batches(cols, n)]
         if len(pieces) == 1:
             return pieces[0]
         return {k: np.concatenate([piece[k] for piece in pieces]) for k in pieces[0]}
 
-    def run_full(self, inputs: Mapping[str, Any] | None = None, *, checked: bool = False) -> Evaluation:
+    def run_full(self, inputs: Mapping[str, Any] | None = None, *, checked: bool = False,
+                 calibration: Any = None) -> Evaluation:
         """``run`` plus each point's feasibility: the model's declared limits (first
         that applies wins), then the safety net for undeclared NaN / inf metrics."""
+        if calibration is not None:
+            from models.blocks.calibration import using
+
+            with using(calibration):
+                return self.run_full(inputs, checked=checked)
         cols, n = self._columns(inputs, checked)
         codes: dict[str, int] = {}
         pieces, reasons = [], []
@@ -467,7 +532,13 @@ class Model:
         for m in self.metrics:
             if m.name not in out:
                 raise RuntimeError(f"model {self.name} did not return metric {m.name}")
-            result[m.name] = np.broadcast_to(np.asarray(out[m.name], dtype=np.float64), (n,))
+            col = np.asarray(out[m.name], dtype=np.float64)
+            if col.shape == (n,):  # a read-only view, as broadcast_to gives, without its overhead
+                col = col.view()
+                col.flags.writeable = False
+                result[m.name] = col
+            else:
+                result[m.name] = np.broadcast_to(col, (n,))
         return result
 
     def point(self, **overrides: Any) -> dict[str, float]:
@@ -528,6 +599,26 @@ def _join_family(cls: type[Model]) -> None:
     for param in cls.family_fixed:
         if param not in pnames:
             raise TypeError(f"model {cls.__name__}: family_fixed names {param!r}, not one of its parameters")
+
+
+#: Scalar types that ``coerce`` checks without a numpy round trip (bools excluded: they are
+#: an error where a number is expected).
+_PLAIN_NUMBERS = frozenset((float, int, np.float64, np.float32, np.int64, np.int32))
+
+
+def _checked_number(p: Param, v: float) -> float:
+    """``Model.coerce`` of one plain number: the same checks and messages as for an array."""
+    name = p.name
+    if v != v:
+        raise DseError(f"parameter {name}: NaN is not allowed")
+    if p.choices is not None:
+        if v not in p.choices:
+            raise DseError(f"parameter {name}={v:g} is not allowed; allowed: {p.describe_allowed()}")
+    elif p.bounds is not None and (v < p.bounds[0] or v > p.bounds[1]):
+        raise DseError(f"parameter {name}={v:g} is out of bounds; allowed: {p.describe_allowed()}")
+    if p.integer and not (math.isinf(v) or v.is_integer()):
+        raise DseError(f"parameter {name} must be an integer")
+    return v
 
 
 def _has_bool(value: Any) -> bool:

@@ -41,9 +41,9 @@ class Solution:
 
 
 def _problems() -> dict[str, str]:
-    from models import OPTIMIZE
+    from dse import registry
 
-    return dict(OPTIMIZE)
+    return registry.optimize_problems()
 
 
 def _load(name: str) -> Any:

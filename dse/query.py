@@ -59,6 +59,7 @@ def run_query(
     if where:
         e = Expr(where, what="--where")
         e.require_names(available)
+        check_labels(e, column_labels(r.path, schema))
         exprs.append(("where", e, False))
     for text, desc in [(t, False) for t in (minimize or [])] + [(t, True) for t in (maximize or [])]:
         e = Expr(text, what="--maximize" if desc else "--minimize")
@@ -106,6 +107,45 @@ def run_query(
             raise unreadable(path, getattr(exc, "strerror", None) or exc) from None
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise DseError(f"query failed: {first}") from None
+
+
+def column_labels(folder: Path, schema: Any) -> dict[str, tuple[str, ...]]:
+    """The labels of a results folder's categorical columns (label knobs and categorical
+    metrics of the manifest's model), for the columns stored as labels; {} when unknown."""
+    import polars as pl
+
+    from dse import registry
+
+    try:
+        name = read_manifest(folder)["model"]["name"] if (Path(folder) / MANIFEST).exists() else None
+        model = registry.get(name) if isinstance(name, str) else None
+    except (DseError, KeyError, TypeError):
+        return {}
+    if model is None:
+        return {}
+    out = {p.name: tuple(str(c) for c in p.choices or ()) for p in model.params if p.categorical}
+    out.update({m.name: m.labels for m in model.metrics if m.labels})
+    return {k: v for k, v in out.items() if schema.get(k) == pl.Categorical}
+
+
+def check_labels(e: Expr, labels: dict[str, tuple[str, ...]]) -> None:
+    """A text compared with a categorical column must be one of its labels: a typo
+    (``bottleneck_code == "flsh"``) would silently match nothing."""
+    import ast
+
+    for node in ast.walk(e.tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        names = [s.id for s in sides if isinstance(s, ast.Name) and s.id in labels]
+        for side in sides:
+            items = side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [side]
+            texts = [c.value for c in items if isinstance(c, ast.Constant) and isinstance(c.value, str)]
+            for name in names:
+                bad = [t for t in texts if t not in labels[name]]
+                if bad:
+                    raise DseError(f"{e.what}: {name} has no label {bad[0]!r}{did_you_mean(bad[0], labels[name])}; "
+                                   f"labels: {', '.join(labels[name])}")
 
 
 AGG_FUNCS = ("min", "max", "mean", "median", "count")

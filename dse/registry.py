@@ -1,4 +1,8 @@
-"""Model registry: name -> model class, imported lazily."""
+"""Model registry: name -> model class, imported lazily.
+
+The names come from the architecture descriptors (``ARCH`` in each ``models/<pkg>/__init__.py``,
+see :mod:`dse.architecture`; ``models.REGISTRY`` is derived from them) and from the
+``cxl_dse.models`` entry-point group.  Reading them imports no model module."""
 
 from __future__ import annotations
 
@@ -6,16 +10,20 @@ import importlib
 from functools import cache
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from dse.errors import DseError, did_you_mean
-from dse.model import Model
+
+if TYPE_CHECKING:
+    from dse.architecture import Architecture
+    from dse.model import Model
 
 
 @cache
 def _entries() -> dict[str, str]:
-    from models import REGISTRY
+    import models
 
-    entries = dict(REGISTRY)
+    entries = dict(models.REGISTRY)
     try:
         eps = metadata.entry_points(group="cxl_dse.models")
     except Exception:  # pragma: no cover - broken metadata
@@ -33,12 +41,68 @@ def refresh() -> None:
     model_class.cache_clear()
 
 
+def _unknown(name: str, known: dict[str, str]) -> DseError:
+    return DseError(f"unknown model {name!r}{did_you_mean(name, known)}; known models: {', '.join(sorted(known))}")
+
+
 def model_package(name: str) -> str:
     """The dotted package of a registered model (``models.cxl_expander``)."""
     entries = _entries()
     if name not in entries:
-        raise DseError(f"unknown model {name!r}{did_you_mean(name, entries)}; known models: {', '.join(sorted(entries))}")
+        raise _unknown(name, entries)
     return entries[name].partition(":")[0].rsplit(".", 1)[0]
+
+
+def architecture(name: str) -> Architecture | None:
+    """The descriptor of the package a model belongs to; None for a model from an entry
+    point or a test, whose parts are found by the conventional names."""
+    import models
+
+    return models.ARCHITECTURES.get(model_package(name))
+
+
+def part_module(name: str, role: str) -> Any | None:
+    """A model package's ``calibration``, ``cv`` or ``figures`` module as its descriptor names
+    it (None when the package has none).  A package without a descriptor is looked up by
+    the conventional module name."""
+    import importlib.util
+
+    arch = architecture(name)
+    if arch is not None:
+        mod = arch.parts().get(role)
+        return None if mod is None else importlib.import_module(f"{model_package(name)}.{mod}")
+    full = f"{model_package(name)}.{role}"
+    try:
+        if importlib.util.find_spec(full) is None:
+            return None
+    except ModuleNotFoundError:  # the model lives in a plain module, not a package
+        return None
+    return importlib.import_module(full)
+
+
+def figures_function(name: str) -> Any | None:
+    """The model's ``figures()`` (``[(title, chart), ...]`` against the paper), or None."""
+    mod = part_module(name, "figures")
+    if mod is None:
+        return None
+    arch = architecture(name)
+    return getattr(mod, arch.figures.partition(":")[2] if arch is not None and arch.figures else "figures")
+
+
+def claims_file(name: str) -> Path | None:
+    """The model's claims file, or None when it has none."""
+    arch = architecture(name)
+    if arch is not None:
+        return model_dir(name) / arch.claims if arch.claims else None
+    f = model_dir(name) / "claims.yaml"
+    return f if f.exists() else None
+
+
+def optimize_problems() -> dict[str, str]:
+    """`dse optimize` problems of every package: name -> ``"module:function"``."""
+    import models
+
+    return dict(models.OPTIMIZE)
 
 
 def names() -> list[str]:
@@ -49,9 +113,7 @@ def names() -> list[str]:
 def model_class(name: str) -> type[Model]:
     entries = _entries()
     if name not in entries:
-        raise DseError(
-            f"unknown model {name!r}{did_you_mean(name, entries)}; known models: {', '.join(sorted(entries))}"
-        )
+        raise _unknown(name, entries)
     module, _, cls_name = entries[name].partition(":")
     cls = getattr(importlib.import_module(module), cls_name)
     if getattr(cls, "name", None) != name:
@@ -64,10 +126,12 @@ def get(name: str) -> Model:
 
 
 def model_dir(name: str) -> Path:
-    """The folder of a model's package (claims.yaml and workload tables live there)."""
+    """The folder of a model's package (claims.yaml and workload tables live there); reads
+    the package's light ``__init__`` only, never the model module."""
+    if architecture(name) is not None:
+        return Path(importlib.import_module(model_package(name)).__file__).parent
     module = _entries()[name].partition(":")[0]
-    mod = importlib.import_module(module)
-    return Path(mod.__file__).parent
+    return Path(importlib.import_module(module).__file__).parent
 
 
 def project_root() -> Path:

@@ -74,6 +74,9 @@ def analyze(
     mmap = model.metric_map()
     if metric not in mmap:
         raise DseError(f"model {model.name} has no metric {metric!r}{did_you_mean(metric, mmap)}; metrics: {', '.join(mmap)}")
+    if mmap[metric].categorical:
+        raise DseError(f"--metric {metric} is a label ({', '.join(mmap[metric].labels)}), not a number whose variance can be "
+                       f"apportioned; `dse uq {model.name}` gives each label's share of the draws")
     if len(factors) < 2:
         raise DseError(f"sensitivity needs at least 2 varying inputs; {len(factors)} left after the named ones")
     if base_samples < 4 or base_samples > 1 << 20:

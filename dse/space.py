@@ -329,6 +329,8 @@ def _check_objectives(path: Path, model: Model, objectives: dict[str, str]) -> N
     for name in objectives:
         if name not in mmap:
             raise _fail(path, f"objectives.{name}", f"not a metric of {model.name}{did_you_mean(name, mmap)}; metrics: {allowed_list(mmap)}")
+        if mmap[name].categorical:
+            raise _fail(path, f"objectives.{name}", f"is a categorical metric (one of {allowed_list(mmap[name].labels or ())}), not a number to minimize or maximize")
 
 
 def _constraints_of(path: Path, model: Model, constraints: dict[str, str]) -> dict[str, Expr]:

@@ -13,6 +13,8 @@ design choice          categorical or integer parameter, or a knob   exact (fixe
 datasheet / standard   "datasheet", "spec", "JEDEC", "price", ...    uniform, default +- 5 %
 paper measurement      anything else (a section, figure, table)      uniform, default +- 15 %
 fitted constant        "fitted", "calibrat", "DRAMsim3", "MQSim"     normal, sd 10 % of default
+fitted, with its fit   an sd in the package's fitted.toml            normal, the fit's sd
+                       ``[uncertainty]`` (dse/fit_uncertainty.py)    (jackknife over targets)
 stated assumption      "assumption"                                   log-uniform, default x/÷ 1.5
 =====================  ===========================================  ========================
 
@@ -42,6 +44,8 @@ Dist = Literal["exact", "uniform", "loguniform", "normal"]
 DATASHEET_REL = 0.05
 PAPER_REL = 0.15
 FIT_SD_REL = 0.10
+#: Largest sd (relative to the default) taken from a model fit's jackknife.
+FIT_SD_CAP_REL = 0.5
 ASSUMPTION_FACTOR = 1.5
 
 _DATASHEET = re.compile(r"datasheet|\bspec\b|specification|jedec|standard|list price|\bprice|pcie \d|cxl \d", re.I)
@@ -151,11 +155,41 @@ def design_knobs(model_name: str) -> frozenset[str]:
 
 
 def uncertainty_of(model: Any, p: Any, width: float | None = None) -> Uncertainty:
-    """A parameter's uncertainty: its own if it states one, else from its source."""
+    """A parameter's uncertainty: its own if it states one, else the sd of the fit that
+    set its default (``fitted.toml``'s ``[uncertainty]``), else from its source."""
     own = getattr(p, "uncertainty", None)
     if own is not None and width is None:
         return own
-    return from_source(p, design=p.name in design_knobs(model.name), width=width)
+    design = p.name in design_knobs(model.name)
+    if width is None and not design:
+        fitted = from_fit(model, p)
+        if fitted is not None:
+            return fitted
+    return from_source(p, design=design, width=width)
+
+
+def from_fit(model: Any, p: Any) -> Uncertainty | None:
+    """``normal(sd)`` for a parameter whose default a model package fitted (the jackknife sd
+    of :mod:`dse.fit_uncertainty`), truncated to +-4 sd and the bounds; the sd is capped at
+    :data:`FIT_SD_CAP_REL` of the default (a constant the targets barely pin), and a
+    positive default stays positive.  None when the fit gives no sd."""
+    if p.choices is not None or p.integer or float(p.default) == 0.0:
+        return None
+    from dse.fit_uncertainty import fit_sd
+
+    sds, n = fit_sd(model)
+    sd = sds.get(p.name)
+    if sd is None or not sd > 0 or not math.isfinite(sd):
+        return None
+    d = float(p.default)
+    reason = f"fit: jackknife over {n} targets, sd {sd:.4g}"
+    if sd > FIT_SD_CAP_REL * abs(d):
+        sd = FIT_SD_CAP_REL * abs(d)
+        reason += f" (capped at {100 * FIT_SD_CAP_REL:g} % of the default: the targets barely pin it)"
+    lo, hi = _clip(p, d - 4 * sd, d + 4 * sd)
+    if d > 0:
+        lo = max(lo, 0.0)
+    return Uncertainty("normal", reason, lo, hi, sd=sd)
 
 
 def uncertain_params(model: Any, fixed: set[str], width: float | None = None) -> dict[str, tuple[Any, Uncertainty]]:
@@ -202,14 +236,21 @@ def sample_uncertain(model: Any, fixed: set[str], n: int, seed: int = 0, width: 
 PERCENTILES = (5, 50, 95)
 
 
-def summarize(metrics: dict[str, np.ndarray], feasible: np.ndarray | None = None) -> dict[str, dict[str, float | None]]:
-    """p5 / p50 / p95 and the mean of every metric over the feasible draws."""
-    out: dict[str, dict[str, float | None]] = {}
+def summarize(metrics: dict[str, np.ndarray], feasible: np.ndarray | None = None,
+              labels: dict[str, tuple[str, ...]] | None = None) -> dict[str, dict[str, Any]]:
+    """p5 / p50 / p95 and the mean of every metric over the feasible draws; a labelled
+    metric (``labels``: name -> its labels) gets each label's share of the draws instead."""
+    out: dict[str, dict[str, Any]] = {}
     for k, v in metrics.items():
         x = np.asarray(v, dtype=np.float64)
         if feasible is not None:
             x = x[np.broadcast_to(feasible, x.shape)]
         x = x[np.isfinite(x)]
+        if labels and k in labels:
+            counts = np.bincount(x.astype(np.int64), minlength=len(labels[k]))[:len(labels[k])]
+            out[k] = {"p5": None, "p50": None, "p95": None, "mean": None,
+                      "shares": {lab: float(c / max(x.size, 1)) for lab, c in zip(labels[k], counts)}}
+            continue
         if x.size == 0:
             out[k] = {"p5": None, "p50": None, "p95": None, "mean": None}
             continue

@@ -1,36 +1,32 @@
 """Architecture models and the shared blocks they are built from.
 
-``REGISTRY`` maps each registered model name to ``"module:Class"``; a model module is
-imported only when that model is used, so listing models stays fast.  Third-party
-packages can add models through the ``cxl_dse.models`` entry-point group.
+Each architecture package declares itself in its ``__init__.py`` (``ARCH =
+dse.architecture.Architecture(...)``: its models, `dse optimize` problems, claims, figures,
+calibration and cv modules).  The tables below are derived from those descriptors on first
+use, reading nothing heavier than the descriptors (a model module is imported only when
+that model is used, so listing models stays fast):
+
+* ``ARCHITECTURES``: ``"models.<pkg>" -> Architecture``;
+* ``REGISTRY``: model name -> ``"module:Class"``;
+* ``OPTIMIZE``: `dse optimize` problem -> ``"module:function"``.
+
+Third-party packages add models through the ``cxl_dse.models`` entry-point group.
 """
 
-REGISTRY: dict[str, str] = {
-    "directcxl": "models.directcxl.model:DirectCxl",
-    "flexmem": "models.flexmem.model:FlexMem",
-    "ginkgo": "models.ginkgo.model:Ginkgo",
-    "cxl-expander": "models.cxl_expander.model:CxlExpander",
-    "dockerssd-isp": "models.dockerssd.isp:DockerSsdIsp",
-    "dockerssd-llm": "models.dockerssd.llm:DockerSsdLlm",
-    "cxl-ssd": "models.cxl_ssd.model:CxlSsd",
-    "expand": "models.expand.model:Expand",
-    "cxl-gpu": "models.cxl_gpu.model:CxlGpu",
-    "espresso": "models.espresso.model:Espresso",
-    "bandslim": "models.bandslim.model:BandSlim",
-    "rdio": "models.rdio.model:RdIO",
-    "ncs": "models.ncs.model:Ncs",
-    "iks": "models.iks.model:Iks",
-    "mhj": "models.mhj.model:Mhj",
-    "fs2": "models.fs2.model:Fs2",
-    "llm-serve": "models.llm_serve.model:LlmServe",
-    "cold-store": "models.cold_store.model:ColdStore",
-}
+from __future__ import annotations
 
-# CVXPY provisioning / placement problems for `dse optimize`: name -> "module:function".
-OPTIMIZE: dict[str, str] = {
-    "cxl-gpu-llm": "models.cxl_gpu.llm_tier:largest_model",
-    "espresso-harvest": "models.espresso.optimize:harvest",
-    "cxl-expander-provision": "models.cxl_expander.optimize:provision",
-    "ncs-tiers": "models.ncs.optimize:tier_assignment",
-    "iks-channel-split": "models.iks.optimize:channel_split",
-}
+from pathlib import Path
+from typing import Any
+
+DERIVED = ("ARCHITECTURES", "REGISTRY", "OPTIMIZE")
+
+
+def __getattr__(name: str) -> Any:
+    if name not in DERIVED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from dse.architecture import discover, flat_table
+
+    archs = discover(Path(__file__).parent, __name__)
+    tables = {"ARCHITECTURES": archs, "REGISTRY": flat_table(archs, "models"), "OPTIMIZE": flat_table(archs, "optimize")}
+    globals().update(tables)
+    return tables[name]

@@ -2,7 +2,8 @@
 
 Each model package documents itself in its own README_section.md; the README carries them
 between the ``<!-- models:begin -->`` / ``<!-- models:end -->`` markers, after a table of
-every registered model.  ``python -m models.readme`` rewrites that block in place;
+every registered model, in the order of the package descriptors' ``readme_order``
+(``ARCH`` in each ``models/<pkg>/__init__.py``).  ``python -m models.readme`` rewrites that block in place;
 tests/test_docs.py checks that the README is in step with the sections."""
 
 from __future__ import annotations
@@ -13,9 +14,19 @@ from pathlib import Path
 from dse import registry
 
 BEGIN, END = "<!-- models:begin -->", "<!-- models:end -->"
-#: Reading order: the pilot, the five first architectures, then the others.
-ORDER = ("cxl-expander", "cxl-gpu", "dockerssd-isp", "espresso", "ncs", "iks", "cxl-ssd", "expand", "rdio",
-         "bandslim", "directcxl", "ginkgo", "flexmem", "mhj", "fs2", "cold-store", "llm-serve")
+
+
+def reading_order(names: list[str]) -> list[str]:
+    """Models in README order: by their package descriptor's ``readme_order`` (the pilot,
+    the five first architectures, then the others), then by name; models without a
+    descriptor (entry points) last."""
+    from dse.architecture import LAST_README_ORDER
+
+    def key(name: str) -> tuple[int, int, str]:
+        arch = registry.architecture(name)
+        return (arch is None, arch.readme_order if arch is not None else LAST_README_ORDER, name)
+
+    return sorted(names, key=key)
 
 
 def models_block() -> str:
@@ -24,7 +35,7 @@ def models_block() -> str:
     seen: set[Path] = set()
     sections = []
     names = registry.names()
-    for name in [n for n in ORDER if n in names] + [n for n in names if n not in ORDER]:
+    for name in reading_order(names):
         d = registry.model_dir(name)
         if d in seen:
             continue
@@ -43,9 +54,11 @@ def current_block(readme: str) -> str:
 
 
 def main() -> None:
+    from dse.store import atomic_write_text
+
     path = registry.project_root() / "README.md"
     text = path.read_text()
-    path.write_text(text.replace(current_block(text), models_block()))
+    atomic_write_text(path, text.replace(current_block(text), models_block()))
     print(f"{path.name}: model sections rewritten")
 
 

@@ -1,34 +1,19 @@
-"""bandslim: headline claims, the protocol arithmetic, invariants of the transfer modes."""
+"""bandslim: the protocol arithmetic, invariants of the transfer modes (its claims:
+tests/test_claims_all.py)."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from dse import registry
-from dse.claims import evaluate_claims
 
-CLAIMS = Path(__file__).resolve().parents[1] / "models" / "bandslim" / "claims.yaml"
 SIZES = np.asarray([4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192], dtype=float)
 
 
 @pytest.fixture(scope="module")
 def model():
     return registry.get("bandslim")
-
-
-@pytest.fixture(scope="module")
-def claims():
-    return {r.id: r for r in evaluate_claims(CLAIMS)}
-
-
-@pytest.mark.parametrize("cid", ["bs_traffic_red_max", "amp_factor_32B", "adapt_wM_traffic", "adapt_wC_tput"])
-def test_headline_claims_hold(claims, cid):
-    r = claims[cid]
-    assert r.headline
-    assert r.passed, f"{cid}: model {r.value:.4g} vs paper {r.expected}"
 
 
 def test_command_traffic_is_the_nvme_spec_sizes(model):
@@ -53,7 +38,7 @@ def test_mixgraph_table_matches_the_article(model):
 
 
 def test_fitted_constant_reproduces(model):
-    from models.bandslim.calibrate import fit_dma_eff_frac
+    from models.bandslim.calibration import fit_dma_eff_frac
 
     default = model.param_map()["dma_eff_frac"].default
     assert fit_dma_eff_frac() == pytest.approx(default, rel=0.01)

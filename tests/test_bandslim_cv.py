@@ -6,7 +6,7 @@ import pytest
 
 from dse.claims import evaluate_claims
 from dse.crossval import cross_validate, median_abs
-from models.bandslim import calibrate, cv
+from models.bandslim import calibration, cv
 from models.bandslim.model import CMD_TRAFFIC_B, BandSlim
 from models.blocks import link
 
@@ -16,13 +16,13 @@ CLAIMS = cv.CLAIMS
 def test_kinds_and_refit_reproduces_the_default() -> None:
     kinds = {r.id: r.kind for r in evaluate_claims(CLAIMS)}
     assert [k for k, v in kinds.items() if v == "anchor"] == ["pb_resp_time_small"]
-    assert calibrate.fit()["dma_eff_frac"] == pytest.approx(BandSlim.defaults()["dma_eff_frac"], abs=1e-4)
+    assert calibration.fit()["dma_eff_frac"] == pytest.approx(BandSlim.defaults()["dma_eff_frac"], abs=1e-4)
 
 
 def test_out_of_fit_error_of_the_one_anchor() -> None:
     # without its anchor dma_eff_frac falls back on the Gen2 TLP-limited rate (0.914): the
     # "halved" response time is then 0.89 of Baseline's -- the anchor is not predictable
-    assert calibrate.apriori_dma_eff_frac() == pytest.approx(4096 / (4096 + 16 * 24))
+    assert calibration.apriori_dma_eff_frac() == pytest.approx(4096 / (4096 + 16 * 24))
     rows = cross_validate(CLAIMS, evaluate_claims(CLAIMS))
     assert [r.id for r in rows] == ["pb_resp_time_small"]
     assert rows[0].out_of_fit_error_pct == pytest.approx(77.9, abs=1.0)

@@ -13,7 +13,7 @@ from dse import registry
 from dse.claims import load_claims
 from models.cxl_gpu import cv, paths, speculative
 from models.cxl_gpu import workloads as wl
-from models.cxl_gpu.calibration import CAL
+from models.cxl_gpu.fitted import CAL
 
 CLAIMS = Path(cv.__file__).resolve().parent / "claims.yaml"
 

@@ -22,11 +22,6 @@ def claims():
     return {c.id: c for c in evaluate_claims(registry.model_dir("cxl-ssd") / "claims.yaml")}
 
 
-@pytest.mark.parametrize("cid", ["cxlssd_vs_pciessd", "assd_vs_cxlssd", "cxlssd_dram_like_high_locality"])
-def test_headline_claims_within_tolerance(claims, cid):
-    assert claims[cid].passed, (cid, claims[cid].value)
-
-
 def test_headline_values(claims):
     assert claims["cxlssd_vs_pciessd"].value == pytest.approx(10.9, rel=0.15)
     assert claims["assd_vs_cxlssd"].value == pytest.approx(5.4, rel=0.15)

@@ -42,25 +42,6 @@ def test_site_files_are_self_contained(site):
     assert "Robust front" in robust.read_text()
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (CI installs Debian's chromium)")
-def _browser_problems(browser, page_path) -> tuple[list[str], int, int]:
-    """Console errors and warnings of one page, its charts and how many rendered."""
-    page = browser.new_page()
-    problems: list[str] = []
-    page.on("console", lambda m, out=problems: out.append(f"{m.type}: {m.text}") if m.type in ("error", "warning") else None)
-    page.on("pageerror", lambda e, out=problems: out.append(f"pageerror: {e}"))
-    page.goto(page_path.as_uri())
-    n_charts = page.locator("div.chart").count()
-    try:
-        if n_charts:
-            page.wait_for_function(f"document.querySelectorAll('div.chart svg.marks').length >= {n_charts}", timeout=30_000)
-    except Exception:  # counted below: charts that did not render
-        pass
-    rendered = page.locator("div.chart svg.marks").count()
-    page.close()
-    return problems, n_charts, rendered
-
-
 @pytest.mark.slow
 # on the Ray tests' worker, one after the other: beside this test (reproduce --all, then a
 # browser) a local Ray on a 2-core machine missed its heartbeats, its raylet was declared
@@ -72,18 +53,20 @@ def test_every_page_of_the_reproduced_site_renders_without_console_messages(tmp_
     from 0 on a log axis broke 7 pages; log-scale bar charts warned on 3)."""
     from playwright.sync_api import sync_playwright
 
+    from dse.dashboard import render
+
     code, _, err = cli("reproduce", "--all", "--out", tmp_path / "studies", "--site", tmp_path / "site", "-q")
     assert code == 0, err[-2000:]
     pages = sorted((tmp_path / "site").glob("*.html"))
     assert len(pages) >= 20
     bad = {}
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        browser = render.launch(pw)
         try:
             for p in pages:
-                problems, n, rendered = _browser_problems(browser, p)
-                if problems or rendered != n:
-                    bad[p.name] = (problems[:3], f"{rendered}/{n} charts")
+                r = render.render(browser, p)
+                if not r.ok:
+                    bad[p.name] = (r.problems[:3], f"{r.drawn}/{r.charts} charts")
             shots = _screenshots(browser, tmp_path / "site", ARTIFACTS / "site")
         finally:
             browser.close()
@@ -100,22 +83,15 @@ def _screenshots(browser, site: Path, folder: Path) -> list[Path]:
     """PNG screenshots of the index and two study pages at 1280 px, and each page's time
     to its last chart (recorded for a reviewer, not asserted: speed lives in dse bench)."""
     import json
-    import time
+
+    from dse.dashboard import render
 
     folder.mkdir(parents=True, exist_ok=True)
     shots, times = [], {}
     for name in SHOT_PAGES:
-        page = browser.new_page(viewport={"width": 1280, "height": 1400})
-        t0 = time.perf_counter()
-        page.goto((site / name).as_uri())
-        n = page.locator("div.chart").count()
-        if n:
-            page.wait_for_function(f"document.querySelectorAll('div.chart svg.marks').length >= {n}", timeout=30_000)
-        times[name] = round(time.perf_counter() - t0, 3)
         shot = folder / name.replace(".html", ".png")
-        page.screenshot(path=str(shot), full_page=False)
+        times[name] = round(render.render(browser, site / name, screenshot=shot).seconds, 3)
         shots.append(shot)
-        page.close()
     (folder / "render_times_s.json").write_text(json.dumps(times, indent=2) + "\n")
     return shots
 

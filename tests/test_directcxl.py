@@ -1,4 +1,4 @@
-"""directcxl: headline claims, calibration anchors, and the invariants of the access paths."""
+"""directcxl: calibration anchors (its claims: tests/test_claims_all.py) and the invariants of the access paths."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from dse import registry
-from dse.claims import evaluate_claims
 from models.directcxl import calibration as cal
 
 REAL = ["dlrm", "memdb", "ligra_mis", "ligra_bfs", "ligra_cc", "ligra_bc"]
@@ -15,14 +14,6 @@ REAL = ["dlrm", "memdb", "ligra_mis", "ligra_bfs", "ligra_cc", "ligra_bc"]
 @pytest.fixture(scope="module")
 def m():
     return registry.get("directcxl")
-
-
-def test_headline_claims_within_tolerance():
-    results = evaluate_claims(registry.model_dir("directcxl") / "claims.yaml")
-    heads = [r for r in results if r.headline]
-    assert len(heads) == 6
-    bad = [(r.id, r.value, r.expected) for r in heads if not r.passed]
-    assert not bad, bad
 
 
 def test_stage_times_reproduce_the_cycle_anchors(m):

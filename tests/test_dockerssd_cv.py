@@ -6,10 +6,10 @@ import pytest
 
 from dse import registry
 from dse.claims import error_pct, evaluate_claims
-from models.dockerssd import cv, fit
+from models.dockerssd import calibration, cv
 
 CLAIMS = registry.model_dir("dockerssd-isp") / "claims.yaml"
-#: out-of-fit error (%) of each anchor with its constant at the prior (fit.priors) and the
+#: out-of-fit error (%) of each anchor with its constant at the prior (calibration.priors) and the
 #: others refitted; dse validate dockerssd --cv prints the same numbers
 OUT_OF_FIT_PCT = {
     "dfullos-vs-pispv": -109.3,   # os_cost_scale 1: a 9% gap between two near-equal latencies flips sign
@@ -26,23 +26,23 @@ def anchors():
 
 
 def test_anchor_labels(anchors):
-    assert set(anchors) == set(OUT_OF_FIT_PCT) == set(fit.ANCHOR_PARAM)
+    assert set(anchors) == set(OUT_OF_FIT_PCT) == set(calibration.ANCHOR_PARAM)
     echoes = {r.id for r in evaluate_claims(CLAIMS) if r.kind == "echo"}
     assert echoes == {"llm-dn-vs-hn", "llm-short-seq", "llm-kv-per-seq"}
 
 
 def test_without_exclusion_the_fit_is_the_shipped_defaults():
     isp = registry.get("dockerssd-isp").param_map()
-    for k, v in fit.fit_isp().items():
+    for k, v in calibration.fit_isp().items():
         assert isp[k].default == pytest.approx(v, rel=0.01), k
 
 
 def test_excluded_constant_is_held_at_its_prior():
-    pri = fit.priors()
-    for a in fit.ISP_ANCHORS:
-        got = fit.fit_isp(exclude=frozenset({a}))
-        assert got[fit.ANCHOR_PARAM[a]] == pri[fit.ANCHOR_PARAM[a]]
-    assert fit.fit_llm(exclude=frozenset({fit.LLM_ANCHOR})) == {"swap_fault_us": pytest.approx(4.5 / 8 + 1.3)}
+    pri = calibration.priors()
+    for a in calibration.ISP_ANCHORS:
+        got = calibration.fit_isp(exclude=frozenset({a}))
+        assert got[calibration.ANCHOR_PARAM[a]] == pri[calibration.ANCHOR_PARAM[a]]
+    assert calibration.fit_llm(exclude=frozenset({calibration.LLM_ANCHOR})) == {"swap_fault_us": pytest.approx(4.5 / 8 + 1.3)}
 
 
 @pytest.mark.parametrize("anchor", sorted(OUT_OF_FIT_PCT))

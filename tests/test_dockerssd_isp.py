@@ -28,11 +28,10 @@ def run(model, design, **kw):
     return model.run({"design": design, "workload": list(WORKLOADS), **kw})
 
 
-def test_headline_claims_within_tolerance(results):
+def test_the_headline_claims_are_the_articles(results):
+    # that they hold: tests/test_claims_all.py
     head = [r for r in results.values() if r.headline]
     assert {r.id for r in head} == {"intro-vs-host", "dvirtfw-vs-pisp", "dvirtfw-vs-dnaive", "dvirtfw-vs-dfullos"}
-    for r in head:
-        assert r.passed, (r.id, r.value, r.expected)
 
 
 def test_intro_host_speedup(results):
@@ -57,15 +56,15 @@ def test_memory_stalls_do_not_scale_with_the_clock(model):
 def test_intro_host_speedup_sensitivity(m, lo, hi):
     # claim note: with the anchors refitted, a pure clock ratio gives ~1.05x (the earlier shortfall) and a
     # stall share at the low end of the literature still ~1.17x, inside the band
-    import models.dockerssd.fit as fit
+    from models.dockerssd import calibration
     from scipy.optimize import least_squares
 
     def resid(x):
-        vals = fit.claim_values(fit.ISP_ANCHORS, {**dict(zip(fit.ISP_KEYS, map(float, x))), "mem_stall_frac": m})
-        return [vals[i][0] / vals[i][1] - 1.0 for i in fit.ISP_ANCHORS]
+        vals = calibration.claim_values(calibration.ISP_ANCHORS, {**dict(zip(calibration.ISP_KEYS, map(float, x))), "mem_stall_frac": m})
+        return [vals[i][0] / vals[i][1] - 1.0 for i in calibration.ISP_ANCHORS]
 
     x = least_squares(resid, x0=[1.2, 3.4, 28.0, 3.4], x_scale="jac", xtol=1e-8, ftol=1e-8).x
-    v = fit.claim_values(("intro-vs-host",), {**dict(zip(fit.ISP_KEYS, map(float, x))), "mem_stall_frac": m})
+    v = calibration.claim_values(("intro-vs-host",), {**dict(zip(calibration.ISP_KEYS, map(float, x))), "mem_stall_frac": m})
     assert lo <= v["intro-vs-host"][0] <= hi
 
 
@@ -83,7 +82,7 @@ def test_io_peak_is_the_known_overshoot(results):
 
 
 def test_fit_reproduces_the_shipped_unit_costs(model):
-    from models.dockerssd.fit import fit_isp
+    from models.dockerssd.calibration import fit_isp
 
     fitted = fit_isp()
     for k, v in fitted.items():

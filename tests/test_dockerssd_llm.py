@@ -25,12 +25,11 @@ def results():
     return {r.id: r for r in evaluate_claims(CLAIMS) if r.model == "dockerssd-llm"}
 
 
-def test_headline_claims_within_tolerance(results):
+def test_the_headline_claims_are_the_articles(results):
+    # that they hold: tests/test_claims_all.py
     head = {r.id for r in results.values() if r.headline}
     assert head == {"llm-dc-vs-hc", "llm-hc-vs-hn", "llm-dc-vs-dn", "llm-xover-lamda", "llm-xover-megatron",
                     "llm-long-seq-limit"}
-    for cid in head:
-        assert results[cid].passed, (cid, results[cid].value, results[cid].expected)
 
 
 def test_predicted_secondary_claims(results):
@@ -39,7 +38,7 @@ def test_predicted_secondary_claims(results):
 
 
 def test_fit_reproduces_the_shipped_swap_fault(model):
-    from models.dockerssd.fit import fit_llm
+    from models.dockerssd.calibration import fit_llm
 
     assert model.param_map()["swap_fault_us"].default == pytest.approx(fit_llm()["swap_fault_us"], rel=0.01)
 

@@ -7,7 +7,7 @@ import statistics
 import pytest
 
 from dse.claims import error_pct, evaluate_claims
-from models.espresso import calibrate, cv
+from models.espresso import calibration, cv
 
 #: anchor -> (paper, model value with the constants refitted without it).  The last three
 #: cannot be predicted without themselves (the constant's a-priori value is used).
@@ -25,18 +25,18 @@ OUT_OF_FIT = {
 def test_anchor_kinds_match_the_fit() -> None:
     res = {r.id: r for r in evaluate_claims(cv.CLAIMS_PATH)}
     anchors = {r for r, x in res.items() if x.kind == "anchor"}
-    fitted = {cid for a in calibrate.ANCHORS.values() for cid, _ in a}
+    fitted = {cid for a in calibration.ANCHORS.values() for cid, _ in a}
     assert anchors == fitted == set(OUT_OF_FIT)
     assert {r for r, x in res.items() if x.kind == "echo"} == {"vh-lifetime", "dram-latency-proch", "compute-share-pcie4"}
 
 
 def test_plan_falls_back_to_priors_and_the_remaining_anchor() -> None:
-    fits, held = calibrate.plan(frozenset({"mb-shrunk-latency"}))
-    assert held == {"write_cycles_scale_x": calibrate.PRIORS["write_cycles_scale_x"][0]}
-    assert fits["slice_kcycles"][0] is calibrate.vh_write_change  # the scale takes the write anchor
-    fits, held = calibrate.plan(frozenset({"dram-latency-shrunk"}))
+    fits, held = calibration.plan(frozenset({"mb-shrunk-latency"}))
+    assert held == {"write_cycles_scale_x": calibration.PRIORS["write_cycles_scale_x"][0]}
+    assert fits["slice_kcycles"][0] is calibration.vh_write_change  # the scale takes the write anchor
+    fits, held = calibration.plan(frozenset({"dram-latency-shrunk"}))
     assert fits["fixed_latency_us"][1] == pytest.approx(0.223) and not held
-    _, held = calibrate.plan(frozenset({"real-vh-loss"}))
+    _, held = calibration.plan(frozenset({"real-vh-loss"}))
     assert held == {"trace_qd": 64.0}
 
 

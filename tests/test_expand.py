@@ -20,11 +20,6 @@ def claims():
     return {c.id: c for c in evaluate_claims(registry.model_dir("expand") / "claims.yaml")}
 
 
-@pytest.mark.parametrize("cid", ["abs-spec-14.7x", "expand-vs-ml", "graph-vs-localdram", "media-d-avg"])
-def test_headline_claims_within_tolerance(claims, cid):
-    assert claims[cid].passed, (cid, claims[cid].value)
-
-
 def test_spec_and_ml_headlines(claims):
     # the paper's numbers, at the claims' tolerance
     assert claims["abs-spec-14.7x"].value == pytest.approx(14.7, rel=0.15)

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from models.blocks import flash, mqsim_io
+from models.blocks.flash import chip, open_loop
 from models.blocks.flash_fit import shipped_dir
 
 
@@ -136,8 +137,8 @@ def test_random_merging_scales_with_page_offsets():
     from dataclasses import replace
 
     e = flash.config("espresso_tlc")
-    base = flash._rand_merge(1.0, 4, 96)
-    assert float(flash._rand_merge(1.0, 4, 192)) == pytest.approx(base / 2)
+    base = chip.rand_merge(1.0, 4, 96)
+    assert float(chip.rand_merge(1.0, 4, 192)) == pytest.approx(base / 2)
     shallow = float(flash.saturation_iops(replace(e, pages_per_block=e.pages_per_block * 8), 4096, 1.0))
     deep = float(flash.saturation_iops(e, 4096, 1.0))
     assert deep > shallow * 1.05
@@ -183,6 +184,6 @@ def test_wait_root_solves_a_falling_map():
     point, with a point whose root is the bound and one without a wait."""
     c = np.array([0.5, 3.0, 100.0, 1e6, 0.0])
     w_max = np.array([10.0, 10.0, 1e4, 50.0, 10.0])
-    w = flash._wait_root(lambda x: c / (1.0 + x), w_max, 60)
+    w = open_loop.wait_root(lambda x: c / (1.0 + x), w_max, 60)
     exact = np.minimum((np.sqrt(1.0 + 4.0 * c) - 1.0) / 2.0, w_max)
     np.testing.assert_allclose(w, exact, rtol=1e-9)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from models.blocks import flash, flash_fit, mqsim_io
+from models.blocks.flash import chip
 
 
 @pytest.fixture(scope="module")
@@ -55,26 +56,26 @@ def test_mixed_stream_merging():
     """A die's queue under reads-first priority: page shares when idle, mostly programs
     near saturation; a sequential command joins only its own kind, so a 70/30 stream's
     programs merge at most 1 + (P - 1) 0.3 pages however deep the queue."""
-    sh_r, sh_w = flash._queued_shares(np.array([0.7, 0.7, 0.7]), np.array([0.0, 0.5, 0.95]))
+    sh_r, sh_w = chip.queued_shares(np.array([0.7, 0.7, 0.7]), np.array([0.0, 0.5, 0.95]))
     np.testing.assert_allclose(sh_r + sh_w, 1.0)
     np.testing.assert_allclose(sh_w[0], 0.3)
     assert sh_w[0] < sh_w[1] < sh_w[2] and sh_w[2] > 0.85
-    assert flash._merge(True, 4.0, 40.0, 0.9, None, False, None, 0.3) == pytest.approx(1.9)
-    assert flash._merge(True, 4.0, 40.0, 1.0, None, False, None, 1.0) == pytest.approx(4.0)  # a write stream: all planes
+    assert chip.merge(True, 4.0, 40.0, 0.9, None, False, None, 0.3) == pytest.approx(1.9)
+    assert chip.merge(True, 4.0, 40.0, 1.0, None, False, None, 1.0) == pytest.approx(4.0)  # a write stream: all planes
 
 
 def test_sequential_read_joins():
     """A stream's read command takes the later pages of its page offset that arrive while
     it waits: none without a wait, all planes when every one joins, P / (1 + (P - 1)(1 - p))
     between; in a 70/30 stream only reads join (at most the reads one offset holds)."""
-    m = lambda p, kind=1.0: float(flash._merge(True, 4.0, 0.0, kind, None, True, None, kind, p))  # noqa: E731
+    m = lambda p, kind=1.0: float(chip.merge(True, 4.0, 0.0, kind, None, True, None, kind, p))  # noqa: E731
     assert m(0.0) == pytest.approx(1.0) and m(1.0) == pytest.approx(4.0)
     assert m(0.5) == pytest.approx(4.0 / (1.0 + 3.0 * 0.5))
     assert m(1.0, 0.7) == pytest.approx(2.8 / (1.0 - 0.3**4))
     assert m(0.5, 0.7) < m(0.5)
     # the join chance: the next page of the offset comes dies_total pages later; a longer
     # wait, or a faster stream, joins more; programs crowding the queue leave reads less wait
-    j = lambda rate, wait, rho=0.0, rf=1.0: float(flash._seq_read_join(rate, 64.0, wait, rf, rho))  # noqa: E731
+    j = lambda rate, wait, rho=0.0, rf=1.0: float(chip.seq_read_join(rate, 64.0, wait, rf, rho))  # noqa: E731
     assert j(1.0, 0.0) == 0.0 and j(1.0, 64.0) == pytest.approx(np.exp(-1.0))
     assert j(1.0, 32.0) < j(1.0, 64.0) < j(2.0, 64.0)
     assert j(1.0, 64.0, 0.8, 0.7) < j(1.0, 64.0, 0.0, 0.7) == pytest.approx(j(1.0, 64.0))
@@ -95,9 +96,9 @@ def test_sequential_read_merging_matches_mqsim_counts():
         n = max(1.0, np.ceil(r["request_size_B"] / a["page_bytes"]))
         pages = r["num_completed"] * n + r["mapping_flash_read_cmds"]
         measured = pages / (r["flash_read_cmds"] + r["flash_multiplane_read_cmds"])
-        p = flash._seq_read_join(r["achieved_iops"] / 1e6 * n, a["units"] * a.get("dies", 1), r["dev_read_tr_waiting_us"],
+        p = chip.seq_read_join(r["achieved_iops"] / 1e6 * n, a["units"] * a.get("dies", 1), r["dev_read_tr_waiting_us"],
                                  1.0, 0.0)
-        errs.append(float(flash._merge(True, a["planes"], 0.0, 1.0, None, True, None, 1.0, p)) / measured - 1.0)
+        errs.append(float(chip.merge(True, a["planes"], 0.0, 1.0, None, True, None, 1.0, p)) / measured - 1.0)
     assert len(errs) >= 5
     assert np.median(np.abs(errs)) < 0.1 and np.max(np.abs(errs)) < 0.2
 

@@ -36,15 +36,6 @@ def claims():
     return {c.id: c for c in evaluate_claims(CLAIMS)}
 
 
-def test_headline_claims_within_tolerance(claims):
-    headline = [c for c in claims.values() if c.headline]
-    assert len(headline) >= 10
-    for c in headline:
-        if c.id in KNOWN_MISSES:
-            continue
-        assert c.passed, f"{c.id}: model {c.value:.4g} vs paper {c.expected} ({c.error_pct:+.1f}%)"
-
-
 @pytest.mark.parametrize("cid", sorted(KNOWN_MISSES))
 def test_known_misses_stay_where_the_notes_say(claims, cid):
     lo, hi = KNOWN_MISSES[cid]

@@ -7,7 +7,7 @@ import pytest
 from dse.claims import evaluate_claims, pass_counts
 from dse.crossval import cross_validate, median_abs
 from models.llm_serve import cv
-from models.llm_serve import fit as fitting
+from models.llm_serve import calibration
 
 
 @pytest.fixture(scope="module")
@@ -17,8 +17,8 @@ def results():
 
 def test_anchors_are_the_fit_rows(results):
     kinds = {r.id: r.kind for r in results}
-    fit_rows = {f"fit-{r['id']}" for r in fitting.measurements() if r["role"] == "fit"}
-    held = {f"held_out-{r['id']}" for r in fitting.measurements() if r["role"] == "held_out"}
+    fit_rows = {f"fit-{r['id']}" for r in calibration.measurements() if r["role"] == "fit"}
+    held = {f"held_out-{r['id']}" for r in calibration.measurements() if r["role"] == "held_out"}
     assert {k for k, v in kinds.items() if v == "anchor"} == fit_rows
     assert {kinds[k] for k in held} == {"prediction"}
     assert {k for k, v in kinds.items() if v == "echo"} == {"mechanism-kv-128k-70b-gqa", "mechanism-fp8-halves-kv"}
@@ -26,11 +26,11 @@ def test_anchors_are_the_fit_rows(results):
 
 
 def test_fit_excludes_and_rejects_unknown_rows():
-    full = fitting.fit()["constants"]
-    without = fitting.fit(exclude={"trt-8b-h100-128-2048"})["constants"]
+    full = calibration.fit()["constants"]
+    without = calibration.fit(exclude={"trt-8b-h100-128-2048"})["constants"]
     assert without != full
     with pytest.raises(ValueError, match="no measurement"):
-        fitting.fit(exclude={"fit-trt-8b-h100-128-2048"})
+        calibration.fit(exclude={"fit-trt-8b-h100-128-2048"})
     with pytest.raises(ValueError, match="not an llm-serve anchor"):
         cv.measurement_id("held_out-trt-8b-h100-128-128")
 

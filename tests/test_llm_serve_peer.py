@@ -105,7 +105,7 @@ def test_gap_is_the_efficiencies_and_fixed_costs(genz: pl.DataFrame) -> None:
 
 def test_llm_serve_is_not_fitted_to_genz() -> None:
     # the fit's inputs and outputs: the constants, the measurements they come from, the fit
-    for name in ("fitted.toml", "measurements.csv", "fit.py"):
+    for name in ("fitted.toml", "measurements.csv", "calibration.py"):
         text = (HERE / name).read_text(encoding="utf-8").lower()
         assert "genz" not in text and "side_by_side" not in text and "llm_serve_peer" not in text, name
 

@@ -7,21 +7,17 @@ import os
 import shutil
 import signal
 import socket
-import subprocess
-import sys
-import tempfile
 import threading
 import time
-from pathlib import Path
 
 import polars as pl
 import pytest
 
 from dse.sweep.run import SweepOptions, run_sweep
+from tests.ray_cluster import loopback_cluster
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
 
-RAY = str(Path(sys.executable).with_name("ray"))
 BIG_SPACE = """
 model = "cxl-expander"
 [knobs]
@@ -37,53 +33,10 @@ usd_per_gib = "min"
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def two_node_cluster(tmp_path_factory):
-    if not Path(RAY).exists():
-        pytest.skip("ray CLI not installed")
-    port = _free_port()
-    addr = f"127.0.0.1:{port}"
-    # a temp dir of its own keeps this cluster apart from any other Ray on the machine
-    # (short path: Ray's unix sockets live under it)
-    temp_dir = tempfile.mkdtemp(prefix="ray-", dir="/tmp")
-    # A local ray.init() (recent Ray) writes ~/.ray/auth_token; with it, a `ray start --head`
-    # turns token auth on but a joining `ray start` does not, and the join fails.  This
-    # loopback-only test cluster (and this driver) run with auth explicitly off.
-    saved = os.environ.get("RAY_AUTH_MODE")
-    os.environ["RAY_AUTH_MODE"] = "disabled"
-    env = {**os.environ, "RAY_DISABLE_USAGE_STATS": "1"}
-    common = ["--node-ip-address=127.0.0.1", "--num-cpus=1", "--disable-usage-stats"]
-    _ray(["start", "--head", f"--port={port}", "--include-dashboard=false", f"--temp-dir={temp_dir}", *common], env)
-    try:
-        _ray(["start", f"--address={addr}", *common], env)
-        deadline = time.time() + 60
-        while time.time() < deadline:  # wait until both nodes have registered
-            out = subprocess.run([RAY, "status", f"--address={addr}"], env=env, capture_output=True, text=True, timeout=60).stdout
-            if out.count(" node_") >= 2:
-                break
-            time.sleep(1)
-        else:
-            pytest.fail("second Ray node did not join")
+    with loopback_cluster(nodes=2, cpus_per_node=1) as addr:
         yield addr
-    finally:
-        subprocess.run([RAY, "stop", "--force"], env=env, capture_output=True, timeout=120)
-        shutil.rmtree(temp_dir, ignore_errors=True)
-        if saved is None:
-            os.environ.pop("RAY_AUTH_MODE", None)
-        else:
-            os.environ["RAY_AUTH_MODE"] = saved
-
-
-def _ray(args: list[str], env: dict[str, str]) -> None:
-    res = subprocess.run([RAY, *args], env=env, capture_output=True, text=True, timeout=180)
-    if res.returncode != 0:
-        pytest.fail(f"ray {args[0]} {args[1]} failed: {(res.stderr or res.stdout)[-1500:]}")
 
 
 def _kill_one_busy_worker(stop: threading.Event, killed: list[int]) -> None:

@@ -7,7 +7,7 @@ import pytest
 
 from dse.claims import evaluate_claims
 from dse.crossval import cross_validate, median_abs
-from models.rdio import calibrate, cv
+from models.rdio import calibration, cv
 from models.rdio.model import RdIO
 
 CLAIMS = cv.CLAIMS
@@ -19,13 +19,13 @@ def rows():  # noqa: ANN201
 
 
 def test_anchors_are_the_calibration_observations(rows) -> None:  # noqa: ANN001
-    assert set(rows) == set(calibrate.ANCHORS)
-    assert set(calibrate.ANCHOR_OBSERVATION.values()) == {name for name, _ in calibrate.TARGETS}
+    assert set(rows) == set(calibration.ANCHORS)
+    assert set(calibration.ANCHOR_OBSERVATION.values()) == {name for name, _ in calibration.TARGETS}
 
 
 def test_full_fit_is_the_shipped_defaults() -> None:
     d = RdIO.defaults()
-    for k, v in calibrate.fit().items():
+    for k, v in calibration.fit().items():
         assert v == pytest.approx(d[k], rel=2e-3, abs=1e-6)
 
 
@@ -50,7 +50,7 @@ def test_double_transfer_per_block() -> None:
     assert mi["block_direct_read_us"] == pytest.approx(ri["block_direct_read_us"])
     assert mi["block_rpc_read_us"] - mi["block_direct_read_us"] > 2 * RdIO.defaults()["rpc_cpu_us"]
     # the calibration's 4 KiB ratio and the metric at a 4 KiB shard agree
-    assert mi["double_transfer_x"] == pytest.approx(calibrate.double_transfer_ratio(), rel=0.06)
+    assert mi["double_transfer_x"] == pytest.approx(calibration.double_transfer_ratio(), rel=0.06)
     # larger blocks: the TCP CPU per byte grows the gap
     big = m.point(system="minio", object_kb=6 * 1024, threads=1)
     assert big["double_transfer_x"] > mi["double_transfer_x"]

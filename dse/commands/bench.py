@@ -37,10 +37,12 @@ def bench_cmd(
                 registry.model_class(name)  # raises the unknown-model error
     if name in (None, "sensitivity"):
         rows.append(bench.sensitivity_row())
+    if name == "llm":  # the LLM block's one training execution beside the llm-serve family
+        rows += bench.block_rows(seconds, only="llm.train_one")
     if name in (None, "llm"):
         rows += bench.llm_search_rows()
     if name in (None, "dashboard"):
-        rows.append(bench.dashboard_row())
+        rows += bench.dashboard_rows()
     if name is None:
         if sweep:
             rows.append(bench.sweep_row())

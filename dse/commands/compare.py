@@ -16,7 +16,7 @@ def register(app: typer.Typer) -> None:
 
 
 def compare_cmd(
-    results: Annotated[Path, typer.Argument(help="A results folder: a comparison sweep, or a sweep of a space with [paper_design].")],
+    results: Annotated[list[Path], typer.Argument(help="A results folder: a comparison sweep, or a sweep of a space with [paper_design]; or several sweeps with the same objectives, to compare their fronts.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     limit: Annotated[int, typer.Option(help="Rows of the who-wins table to print (all in --json).")] = 40,
     uq: Annotated[int, typer.Option("--uq", help="How sure each win is: N draws of every uncertain parameter default (0: off).")] = 0,
@@ -24,14 +24,55 @@ def compare_cmd(
     width: Annotated[float | None, typer.Option(help="With --uq: replace every relative width by this one (0.3 = +-30 %).")] = None,
 ) -> None:
     """Who wins where: per workload point and objective, the best architecture, the
-    runner-up and the margin; then the papers' designs against the Pareto front."""
+    runner-up and the margin; then the papers' designs against the Pareto front.  Given
+    several sweeps with the same objectives: their fronts scored in one shared box."""
     from dse.compare_report import report
 
-    out = report(results, uq=uq, seed=seed, width=width)
+    if len(results) > 1:
+        _print_fronts(fronts_report(results), as_json)
+        return
+    out = report(results[0], uq=uq, seed=seed, width=width)
     if as_json:
         print(jsonsafe.dumps(out))
         return
     _print(out, limit)
+
+
+def fronts_report(results: list[Path]) -> dict[str, Any]:
+    """Several sweeps' fronts in one shared box; one line and exit 2 when a folder is not
+    a finished sweep or the objectives differ."""
+    from dse.dashboard import fronts
+    from dse.errors import DseError
+    from dse.store import open_results
+
+    studies = [open_results(r) for r in results]
+    keys = {}
+    for r in studies:
+        m = r.manifest()
+        if m.get("kind") == "comparison":
+            raise DseError(f"{r.path}: a comparison sweep; compare it alone (dse compare {r.path})")
+        keys[str(r.path)] = fronts.objective_key(m)
+    if len(set(keys.values())) > 1:
+        shown = "; ".join(f"{p}: {', '.join(n for n, _ in k)}" for p, k in keys.items())
+        raise DseError(f"these sweeps optimize different objectives, so their fronts cannot share a box ({shown})")
+    objectives = dict(next(iter(keys.values())))
+    return {"kind": "fronts", "objectives": objectives, "studies": fronts.scores({str(r.path): r.path for r in studies}, objectives)}
+
+
+def _print_fronts(out: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        print(jsonsafe.dumps(out))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title="fronts in one shared box: " + ", ".join(f"{k} ({d})" for k, d in out["objectives"].items()))
+    for c in ("study", "front points", "hypervolume", "share of joint front", "undominated by the others"):
+        t.add_column(c)
+    for label, s in out["studies"].items():
+        t.add_row(label, f"{s['front_points']:,}", f"{s['hypervolume_shared']:.3f}", f"{100 * s['joint_share']:.0f}%",
+                  f"{100 * s['undominated_frac']:.0f}%")
+    Console().print(t)
 
 
 def _print(out: dict[str, Any], limit: int) -> None:

@@ -72,7 +72,9 @@ def describe_cmd(
         }
         for p in cls.params
     ]
-    metrics = [{"name": m.name, "unit": m.unit or "", "better": m.direction or "", "doc": m.doc,
+    metrics = [{"name": m.name, "unit": m.unit or "", "better": m.direction or "",
+                "doc": m.doc + (f" (one of: {', '.join(m.labels)})" if m.labels else ""),
+                "labels": list(m.labels) if m.labels else None,
                 "nan_means": m.nan_means, "inf_means": m.inf_means} for m in cls.metrics]
     if as_json:
         typer.echo(
@@ -123,7 +125,9 @@ def eval_cmd(
         if isinstance(v, list):
             raise DseError(f"{k}: `dse eval` takes one value per parameter; use `dse sweep` for several")
     ev = model.run_full(inputs)
-    result = {k: float(v[0]) for k, v in ev.metrics.items()}
+    mmap = model.metric_map()
+    # a categorical metric prints its label ("flash"), not its code
+    result = {k: (mmap[k].label(v[:1])[0] if mmap[k].categorical else float(v[0])) for k, v in ev.metrics.items()}
     feasible, reason = bool(ev.feasible[0]), ev.reason_of(0)
     if as_json:
         typer.echo(jsonsafe.dumps({**result, "feasible": feasible, "reason": reason}))
@@ -136,9 +140,8 @@ def eval_cmd(
     t.add_column("metric")
     t.add_column("value", justify="right")
     t.add_column("unit")
-    mmap = model.metric_map()
     for k, v in result.items():
-        t.add_row(k, f"{v:.6g}", mmap[k].unit or "")
+        t.add_row(k, f"{v:.6g}" if isinstance(v, float) else escape(str(v)), mmap[k].unit or "")
     con = Console()
     con.print(t)
     con.print("feasible: yes" if feasible else f"feasible: [bold red]no[/bold red] ({escape(reason or '')})")

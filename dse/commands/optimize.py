@@ -1,6 +1,7 @@
 """`dse optimize PROBLEM key=value ...`: provisioning questions solved with CVXPY.
 
-Problems are registered in ``models.OPTIMIZE`` (name -> "module:function").  Each
+Problems are declared by the architecture packages (``optimize`` of each ``ARCH``
+descriptor, name -> "module:function").  Each
 function takes keyword arguments (already parsed) and returns an
 :class:`dse.optimize.Solution`."""
 

@@ -57,7 +57,7 @@ def uq_cmd(
         "model": name, "samples": samples, "seed": seed, "width": width,
         "varied": sorted(uncertain_params(model, set(fixed), width)),
         "infeasible_share": float(1.0 - ev.feasible.mean()),
-        "metrics": summarize(ev.metrics, ev.feasible),
+        "metrics": summarize(ev.metrics, ev.feasible, {m.name: m.labels for m in model.metrics if m.categorical}),
     }
     if against:
         other = dict(cols)
@@ -100,6 +100,9 @@ def _print_uq(out: dict[str, Any], model: Any) -> None:
     for c in ("metric", "p5", "p50", "p95", "mean", "p95/p5"):
         t.add_column(c, justify="left" if c == "metric" else "right")
     for k, s in out["metrics"].items():
+        if "shares" in s:  # a label: how often each one comes out
+            t.add_row(k, ", ".join(f"{lab} {100 * f:.0f} %" for lab, f in s["shares"].items() if f > 0), "", "", "", "")
+            continue
         if s["p50"] is None:
             t.add_row(k, "-", "-", "-", "-", "")
             continue

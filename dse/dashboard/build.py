@@ -3,7 +3,6 @@ against the papers, the validation tables and the calibration page."""
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import re
@@ -55,7 +54,8 @@ def build_site(results: list[Path], out: Path, *, calibration: bool = True, prog
         if cal is not None:
             pages.append(cal)
             nav.append(("calibration", cal.filename))
-        pages.insert(0, _index_page(study_rows, validation, cal is not None))
+        fronts = [(name, fname, r.path, m) for r, (name, fname, m) in zip(studies, study_rows)]
+        pages.insert(0, _index_page(study_rows, validation, cal is not None, fronts))
         _write_pages(tmp, pages, nav, _nav_groups(study_rows))
         check_out(out, [r.path for r in studies])  # again: the folder may have changed meanwhile
         _swap_in(tmp, out)
@@ -133,15 +133,18 @@ def _study_pages(studies: list[Any], manifests: dict[int, Any], validation: Vali
     return pages, study_rows
 
 
-def _index_page(study_rows: list[tuple[str, str, Any]], validation: Validation, has_calibration: bool) -> Page:
-    """The studies table and every model's validation counts."""
+def _index_page(study_rows: list[tuple[str, str, Any]], validation: Validation, has_calibration: bool,
+                fronts: list[tuple[str, str, Path, Any]] | None = None) -> Page:
+    """The studies table, the fronts of studies with the same objectives compared, and
+    every model's validation counts."""
     from dse.claims import pass_counts
 
     index = Page("cxl-dse studies", "index.html", subtitle="Design-space exploration of CXL and disaggregated memory/storage")
     index.heading("Studies")
     rows = [[f"@@{fname}@@{name}", m["model"]["name"], m["strategy"], f"{m['rows']['points']:,}", f"{m['rows']['feasible']:,}",
              f"{m['rows']['pareto']:,}", _hypervolume(m)] for name, fname, m in study_rows]
-    index.raw(_link_table(["study", "model", "strategy", "points", "feasible", "Pareto", "hypervolume"], rows))
+    index.raw(_link_table(["study", "model", "strategy", "points", "feasible", "Pareto", "hypervolume (own bounds)"], rows))
+    _fronts_compared(index, fronts or [])
     index.heading("Validation: model against the papers")
     models_seen = {m["model"]["name"] for _, _, m in study_rows if m.get("kind") != "comparison"}
     vrows = []
@@ -159,6 +162,21 @@ def _index_page(study_rows: list[tuple[str, str, Any]], validation: Validation, 
     if has_calibration:
         index.note("Calibration of the DRAM and flash blocks against the cycle-accurate reference runs: see the calibration page.")
     return index
+
+
+def _fronts_compared(index: Page, fronts: list[tuple[str, str, Path, Any]]) -> None:
+    """Studies with the same objectives, scored in one shared box (dse.dashboard.fronts)."""
+    from dse.dashboard import fronts as compared
+
+    found = compared.groups(fronts)
+    if not found:
+        index.note(compared.OWN_BOUNDS + " No two studies here share their objectives, so none is scored in a shared box.")
+        return
+    index.heading("Fronts compared (studies with the same objectives)")
+    for key, rows in found:
+        index.note("Objectives: " + ", ".join(f"{name} ({direction})" for name, direction in key))
+        index.raw(_link_table(compared.COLUMNS, rows))
+    index.note(compared.EXPLAIN)
 
 
 def _nav_groups(study_rows: list[tuple[str, str, Any]]) -> dict[str, list[tuple[str, str]]]:
@@ -479,7 +497,7 @@ def study_page(r: Any, m: dict[str, Any], filename: str, validation: list[Any], 
     page.note(
         f"{rows['points']:,} points by {m['strategy']}"
         + (f"/{m['sampler']}" if m.get("sampler") else "")
-        + f", {rows['feasible']:,} feasible, {rows['pareto']:,} on the Pareto front; hypervolume {_hypervolume(m)}. "
+        + f", {rows['feasible']:,} feasible, {rows['pareto']:,} on the Pareto front; hypervolume {_hypervolume(m)} of its own objective box (see the index). "
         + f"Model {m['model']['name']} v{_field(m, 'model', 'version')}, calibration {_field(m, 'calibration', 'mode')}, "
         + f"git {str(_field(m, 'git', 'revision', default=None))[:10]}{' (dirty)' if _field(m, 'git', 'dirty', default=False) is True else ''}, "
         + f"{_field(m, 'created')}."
@@ -490,14 +508,16 @@ def study_page(r: Any, m: dict[str, Any], filename: str, validation: list[Any], 
     if n > 200_000:
         pts = pts.gather_every(max(1, n // 200_000))
     points = plain_types(read_table(r.points_path(), pts.collect))
-    front = plain_types(read_table(r.pareto_path(), lambda: pl.read_parquet(r.pareto_path()).select(cols)))
+    # categorical metrics (bottleneck_code...) colour the front where no label knob does
+    labelled = charts.label_metrics(read_table(r.pareto_path(), lambda: pl.read_parquet_schema(r.pareto_path())), knobs)
+    front = plain_types(read_table(r.pareto_path(), lambda: pl.read_parquet(r.pareto_path()).select(cols + labelled)))
     page.heading("Pareto front")
     if front.height == 0:
         page.note("No feasible point: nothing is on the front.")
     else:
-        for c in charts.pareto_charts(points, front, objectives, knobs):
+        for c in charts.pareto_charts(points, front, objectives, knobs + labelled):
             page.chart(c)
-        explorer = charts.front_explorer(front, objectives, knobs)
+        explorer = charts.front_explorer(front, objectives, knobs + labelled)
         if explorer is not None:
             page.heading("Explore the front")
             page.note("Drag a rectangle on the scatter to keep those designs in the parallel coordinates below; "
@@ -590,18 +610,14 @@ def plain_types(df: Any) -> Any:
 
 
 def add_model_figures(page: Page, model: str) -> None:
-    """A model's figures against the paper: ``models/<pkg>/figures.py: figures()``
-    returns (title, altair chart) pairs."""
+    """A model's figures against the paper: the ``figures`` function its package's
+    descriptor names (``figures:figures``) returns (title, altair chart) pairs."""
     from dse import registry
 
-    module = registry.model_package(model) + ".figures"
-    try:
-        mod = importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name == module:
-            return
-        raise
-    figs = mod.figures()
+    figures = registry.figures_function(model)
+    if figures is None:
+        return
+    figs = figures()
     if not figs:
         return
     page.heading("Model against the paper's figures")

@@ -57,6 +57,15 @@ def color_knob(front: Any, knobs: list[str]) -> str | None:
     return None
 
 
+def label_metrics(schema: Any, knobs: list[str]) -> list[str]:
+    """The categorical metric columns of a results table (``Metric.labels``, stored as
+    dictionaries of labels, e.g. ``bottleneck_code``): colouring candidates after the knobs."""
+    import polars as pl
+
+    return [c for c, t in schema.items()
+            if c not in knobs and c != "reason" and (t == pl.Categorical or isinstance(t, pl.Enum))]
+
+
 def pareto_charts(points: Any, front: Any, objectives: dict[str, str], knobs: list[str]) -> list[Any]:
     """Scatter of every objective pair (up to four objectives: six pairs): a sample of
     feasible points in grey, the Pareto front on top coloured by a categorical knob, log

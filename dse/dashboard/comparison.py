@@ -121,8 +121,49 @@ def comparison_page(r: Any, m: dict[str, Any], filename: str) -> Page:
                   "(the other knobs free); the tooltip gives the runner-up and the margin.")
         for metric in objectives:
             page.chart(who_wins_chart(wins, workload, metric))
+    if m.get("uncertainty"):
+        robust_section(page, r, m, objectives, workload)
     _paper_designs(page, m)
     return page
+
+
+#: Rows of the robust-front table on a comparison page.
+MAX_ROBUST_ROWS = 40
+
+
+def robust_section(page: Page, r: Any, m: dict[str, Any], objectives: dict[str, str], workload: list[str]) -> None:
+    """A robust comparison (``[sweep] uncertainty = N``): per architecture the designs
+    non-dominated at their workload point in at least half of the draws, and those designs
+    with p_pareto and each objective's p50 [p5 - p95]."""
+    import polars as pl
+
+    from dse.dashboard.build import plain_types, read_table
+
+    u = m["uncertainty"]
+    cols = ["arch", *workload, "p_pareto", *[f"{k}_{q}" for k in objectives for q in ("p5", "p50", "p95")]]
+    pts = plain_types(read_table(r.points_path(), lambda: pl.read_parquet(r.points_path(), columns=cols)))
+    rob = pts.filter(pl.col("p_pareto") >= 0.5).sort([*workload, "p_pareto"], descending=[False] * len(workload) + [True])
+    page.heading("Robust joint front (parameter uncertainty)")
+    page.note(f"Every design evaluated under {u['draws']} draws of its model's uncertain defaults; p_pareto is the "
+              "share of draws in which no design of any architecture beats it at the same workload point "
+              f"(p_pareto >= 0.5: {u['robust_front']} designs). Each objective: p50 [p5 - p95] over the draws.")
+    page.table(["architecture", "designs with p_pareto >= 0.5", "highest p_pareto"],
+               [[a, u["robust_by_arch"].get(a, 0), f"{pts.filter(pl.col('arch') == a)['p_pareto'].max() or 0:.2f}"]
+                for a in m["archs"]], left={"architecture"})
+    rows = []
+    for row in rob.head(MAX_ROBUST_ROWS).iter_rows(named=True):
+        spread = [_spread(row, k) for k in objectives]
+        rows.append([row["arch"], *[f"{row[w]:g}" if isinstance(row[w], float) else row[w] for w in workload],
+                     f"{row['p_pareto']:.2f}", *spread])
+    if rows:
+        page.table(["architecture", *workload, "p_pareto", *objectives], rows, left={"architecture"})
+
+
+def _spread(row: dict[str, Any], k: str) -> str:
+    p5, p50, p95 = row[f"{k}_p5"], row[f"{k}_p50"], row[f"{k}_p95"]
+    if p50 is None:
+        return "-"
+    return f"{p50:.4g} [{p5:.4g} - {p95:.4g}]"
 
 
 def _paper_designs(page: Page, m: dict[str, Any]) -> None:

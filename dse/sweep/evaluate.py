@@ -86,19 +86,10 @@ def evaluate_inputs(space: Space, inputs: dict[str, np.ndarray], point_ids: np.n
     arrays: dict[str, Any] = {"point_id": pa.array(point_ids, type=pa.int64())}
     pmap = space.model.param_map()
     for k in space.knobs:
-        v = inputs[k.name]
-        p = pmap[k.name]
-        if p.categorical:
-            labels = [str(c) for c in p.choices or ()]
-            arrays[k.name] = pa.DictionaryArray.from_arrays(
-                pa.array(np.asarray(v, dtype=np.int32)), pa.array(labels)
-            )
-        elif k.integer or p.integer:
-            arrays[k.name] = pa.array(np.asarray(v).astype(np.int64))
-        else:
-            arrays[k.name] = pa.array(np.asarray(v, dtype=np.float64))
+        arrays[k.name] = knob_array(pmap[k.name], k.integer, inputs[k.name])
+    mmap = space.model.metric_map()
     for name, v in metrics.items():
-        arrays[name] = pa.array(np.ascontiguousarray(v, dtype=np.float64))
+        arrays[name] = metric_array(mmap[name], v)
     arrays["feasible"] = pa.array(reason < 0)
     arrays["reason"] = pa.DictionaryArray.from_arrays(
         pa.array(reason, mask=reason < 0, type=pa.int32()), pa.array(list(texts), type=pa.string())
@@ -108,15 +99,55 @@ def evaluate_inputs(space: Space, inputs: dict[str, np.ndarray], point_ids: np.n
     return pa.table(arrays)
 
 
+def knob_array(p: Any, integer: bool, v: Any) -> Any:
+    """A knob's Arrow column: a dictionary of its labels for a categorical, int64 for a
+    whole-number parameter (``integer=True`` or int choices: 8, not 8.0), else float64."""
+    import pyarrow as pa
+
+    if p.categorical:
+        labels = [str(c) for c in p.choices or ()]
+        return pa.DictionaryArray.from_arrays(pa.array(np.asarray(v, dtype=np.int32)), pa.array(labels))
+    if integer or p.whole:
+        return pa.array(np.asarray(v).astype(np.int64))
+    return pa.array(np.asarray(v, dtype=np.float64))
+
+
+def metric_array(m: Any, v: np.ndarray) -> Any:
+    """A metric's Arrow column: float64, or for a categorical metric (``Metric.labels``) a
+    dictionary of its labels over the model's codes (null where the code is NaN)."""
+    import pyarrow as pa
+
+    if m.labels is None:
+        return pa.array(np.ascontiguousarray(v, dtype=np.float64))
+    v = np.asarray(v, dtype=np.float64)
+    nan = np.isnan(v)
+    codes = np.where(nan, 0.0, v)
+    if codes.size and (codes.min() < 0 or codes.max() >= len(m.labels) or np.any(codes != np.floor(codes))):
+        raise RuntimeError(f"metric {m.name}: a code outside its {len(m.labels)} labels")
+    return pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32), mask=nan), pa.array(list(m.labels), type=pa.string()))
+
+
+def label_env(model: Any, cols: dict[str, Any], names: Any) -> dict[str, Any]:
+    """Label columns (not codes) of the categorical parameters and metrics among ``names``
+    in ``cols``, for expressions that compare labels (``design == "cxl"``)."""
+    pmap, mmap = model.param_map(), model.metric_map()
+    out: dict[str, Any] = {}
+    for name in names:
+        p, m = pmap.get(name), mmap.get(name)
+        if name not in cols:
+            continue
+        if p is not None and p.categorical:
+            out[name] = np.asarray(p.choices, dtype=object)[np.asarray(cols[name], dtype=np.int64)]
+        elif m is not None and m.categorical:
+            out[name] = m.label(cols[name])
+    return out
+
+
 def constraint_masks(space: Space, cols: dict[str, Any], metrics: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
     """Per named constraint, the points that meet it (labels, not codes, for categoricals)."""
     env: dict[str, Any] = dict(cols)
     env.update(metrics)
-    pmap = space.model.param_map()
-    for name in space.constraint_names:
-        p = pmap.get(name)
-        if p is not None and p.categorical:  # constraints compare labels, not codes
-            env[name] = np.asarray(p.choices, dtype=object)[np.asarray(cols[name], dtype=np.int64)]
+    env.update(label_env(space.model, env, space.constraint_names))  # constraints compare labels, not codes
     return {c: np.broadcast_to(np.asarray(expr.evaluate(env), dtype=bool), (n,)) for c, expr in space.constraints.items()}
 
 

@@ -502,7 +502,8 @@ def _work_once(
     )
     dists = distributions(space)
     names = list(space.objectives)
-    pmap = space.model.param_map()
+    from dse.sweep.evaluate import label_env
+
     evaluated = 0
     watch = _StaleWatch(live.grace_s)
     while True:
@@ -533,10 +534,7 @@ def _work_once(
         metrics = ev.metrics
         env = dict(cols)
         env.update(metrics)
-        for name in space.constraint_names:
-            p = pmap.get(name)
-            if p is not None and p.categorical:
-                env[name] = np.asarray(p.choices, dtype=object)[np.asarray(cols[name], dtype=np.int64)]
+        env.update(label_env(space.model, env, space.constraint_names))  # labels, not codes
         viol = _violations(space, env, k)
         for i, t in enumerate(trials):
             values = [float(metrics[n][i]) for n in names]

@@ -212,11 +212,18 @@ class RayContext:
         todo: list[Any],
         save: Callable[[Any, Any], None],
         advance: Callable[[int], None],
+        draws: int = 0,
     ) -> dict[str, Any]:
+        """Evaluate ``todo`` as Ray tasks and ``save`` each chunk once.  With ``draws`` (a
+        robust sweep) a task returns the chunk's points and its per-draw front, as the
+        local loop does (``robust.evaluate_robust_chunk``)."""
         ray = self.ray
         from dse.sweep.evaluate import evaluate_chunk
+        from dse.sweep.robust import evaluate_robust_chunk
 
-        task = ray.remote(max_retries=TASK_RETRIES, retry_exceptions=False)(evaluate_chunk)
+        fn = evaluate_robust_chunk if draws else evaluate_chunk
+        task = ray.remote(max_retries=TASK_RETRIES, retry_exceptions=False, num_returns=1)(fn)
+        extra = (draws,) if draws else ()
         space_ref = ray.put(space)
         pending: dict[Any, Any] = {}
         queue = list(todo)
@@ -225,7 +232,7 @@ class RayContext:
         while queue or pending:
             while queue and len(pending) < in_flight:
                 c = queue.pop(0)
-                pending[task.remote(space_ref, strategy, seed, c)] = c
+                pending[task.remote(space_ref, strategy, seed, c, *extra)] = c
             ready, _ = ray.wait(list(pending), num_returns=1)
             for ref in ready:
                 c = pending.pop(ref)

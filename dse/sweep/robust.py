@@ -42,28 +42,44 @@ def evaluate_robust(space: Space, inputs: dict[str, np.ndarray], point_ids: np.n
     import pyarrow as pa
 
     from dse.sweep.evaluate import evaluate_inputs
-    from dse.uncertainty import sample_uncertain
 
     table = evaluate_inputs(space, inputs, point_ids)  # the nominal design (defaults)
-    b = len(point_ids)
+    objs, ok = draw_objectives(space, inputs, len(point_ids), draws, seed)
+    extra = _percentiles(objs, ok)
+    extra["feasible_share"] = ok.mean(axis=1)
+    for name, v in extra.items():
+        table = table.append_column(name, pa.array(np.ascontiguousarray(v, dtype=np.float64)))
+    return table, _chunk_fronts(space, point_ids, objs, ok)
+
+
+def draw_objectives(space: Space, inputs: dict[str, np.ndarray], b: int, draws: int,
+                    seed: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Each objective of ``b`` design points under ``draws`` draws (b x draws arrays) and
+    where a point is feasible in a draw (model, constraints, finite objectives)."""
+    from dse.sweep.evaluate import constraint_masks
+    from dse.uncertainty import sample_uncertain
+
     fixed = {**space.fixed, **{k: v for k, v in inputs.items()}}
     sampled = sample_uncertain(space.model, set(fixed), draws, uq_seed(seed))
     cols: dict[str, Any] = {k: (np.repeat(v, draws) if np.ndim(v) else v) for k, v in fixed.items()}
     cols.update({k: np.tile(v, b) for k, v in sampled.items()})
     ev = space.model.run_full(cols, checked=True)
     ok = ev.feasible.reshape(b, draws)
-    from dse.sweep.evaluate import constraint_masks
-
     for cmask in constraint_masks(space, cols, ev.metrics, b * draws).values():
         ok = ok & cmask.reshape(b, draws)
     objs = {k: ev.metrics[k].reshape(b, draws) for k in space.objectives}
     for k in space.objectives:
         ok = ok & np.isfinite(objs[k])
-    extra = _percentiles(objs, ok)
-    extra["feasible_share"] = ok.mean(axis=1)
-    for name, v in extra.items():
-        table = table.append_column(name, pa.array(np.ascontiguousarray(v, dtype=np.float64)))
-    return table, _chunk_fronts(space, point_ids, objs, ok)
+    return objs, ok
+
+
+def evaluate_robust_chunk(space: Space, strategy: str, seed: int, chunk: Any, draws: int) -> tuple[Any, Any]:
+    """:func:`evaluate_robust` of one chunk of a sweep (what a Ray task runs): the same
+    points, draws and per-draw chunk front as the local loop."""
+    from dse.sweep.evaluate import chunk_inputs
+
+    inputs, ids = chunk_inputs(space, strategy, seed, chunk)
+    return evaluate_robust(space, inputs, ids, draws, seed)
 
 
 def _percentiles(objs: dict[str, np.ndarray], ok: np.ndarray) -> dict[str, np.ndarray]:

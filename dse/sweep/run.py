@@ -169,8 +169,9 @@ def _plan(space: Space, opts: SweepOptions) -> _Plan:
         from dse.sweep import robust
 
         _check_int("--uncertainty", draws, robust.MIN_DRAWS, robust.MAX_DRAWS)
-        if strategy == "optuna" or opts.backend != "local":
-            raise DseError("--uncertainty runs with --strategy grid/sobol/random on --backend local")
+        if strategy == "optuna":
+            raise DseError("--uncertainty runs with --strategy grid/sobol/random (local or ray); an Optuna "
+                           "study optimizes one value per objective, not a p50 over draws")
     if opts.workers is not None and opts.backend != "ray":
         raise DseError("--workers is only used by --backend ray")
     seed = space.defaults.seed if opts.seed is None else opts.seed
@@ -377,13 +378,12 @@ def _run_chunks(
     def evaluate(c: Chunk) -> Any:
         if not draws:
             return evaluate_chunk(space, strategy, seed, c)
-        inputs, ids = chunk_inputs(space, strategy, seed, c)
-        return robust.evaluate_robust(space, inputs, ids, draws, seed)
+        return robust.evaluate_robust_chunk(space, strategy, seed, c, draws)
 
     with progress_bar(opts.progress, total, f"{space.name} ({strategy})") as bar:
         bar.advance(sum(c.size for c in all_chunks if c.index in done))
         if ray_ctx is not None:
-            stats = ray_ctx.run_chunks(space, strategy, seed, todo, save, bar.advance)
+            stats = ray_ctx.run_chunks(space, strategy, seed, todo, save, bar.advance, draws=draws)
         else:
             for c in todo:
                 save(c, evaluate(c))
@@ -427,6 +427,8 @@ def finalize(space: Space, results: store.ResultsDir, draws: int = 0) -> dict[st
             if writer is None:
                 meta = parquet_metadata(space)
                 writer = pq.ParquetWriter(tmp, table.schema.with_metadata(meta), compression="zstd")
+            elif not table.schema.equals(writer.schema):  # a part of an older run resumed (8.0, not 8)
+                table = table.cast(writer.schema)
             writer.write_table(table)
             n_points += table.num_rows
             feas = table.column("feasible").to_numpy(zero_copy_only=False)
@@ -570,22 +572,11 @@ def build_manifest(
 
 
 def calibration_info() -> dict[str, Any]:
-    """Which calibration the models used: mode and the fitted files' hashes."""
-    import hashlib
+    """Which calibration the models used: mode, the fitted files' hashes and the
+    calibration's own hash (``models.blocks.calibration.current``)."""
+    from models.blocks import calibration
 
-    from dse.registry import project_root
-
-    mode = os.environ.get("DSE_CALIBRATION", "shipped")
-    info: dict[str, Any] = {"mode": mode, "files": {}}
-    folder = None
-    if mode == "shipped":
-        folder = project_root() / "results" / "calibration"
-    elif mode != "none":
-        folder = Path(mode)
-    if folder is not None and folder.is_dir():
-        for f in sorted(folder.glob("*.toml")):
-            info["files"][f.name] = hashlib.sha256(f.read_bytes()).hexdigest()[:16]
-    return info
+    return calibration.current().info()
 
 
 def _redact(url: str | None) -> str | None:

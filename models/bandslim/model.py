@@ -17,7 +17,7 @@ Traffic counts the bytes the host's PCIe counters see: per command the 64 B SQE,
 16 B CQE and two 4 B doorbells (NVMe spec sizes), plus the PRP pages or the CXL flits.
 Workload value-size mixes come from ``workloads.csv`` (``workloads.py``).
 
-Calibration (``calibrate.py``): ``dma_eff_frac`` (the device's PRP DMA rate as a share of
+Calibration (``calibration.py``): ``dma_eff_frac`` (the device's PRP DMA rate as a share of
 the raw link rate) is fitted to the article's "response time halved for values up to
 32 B" on the Gen2 OpenSSD.  Nothing else is fitted; the firmware times are stated
 assumptions.  Gen5 is the article's own study: the same firmware, a faster link.
@@ -116,7 +116,7 @@ class BandSlim(Model):
               "assumption: MemTable skiplist insert (~20 levels of ~100 ns DRAM accesses) + vLog append on the ARM firmware, ~2-3 us",
               bounds=(0.0, 100.0), doc="device firmware KV work per PUT (once, whatever the transfer mode)"),
         Param("dma_eff_frac", 0.0818,
-              "fitted (calibrate.py) to kvssd.md §4 pb_resp_time_small: Piggyback halves Baseline's response time for values up to 32 B on Gen2 x8",
+              "fitted (calibration.py) to kvssd.md §4 pb_resp_time_small: Piggyback halves Baseline's response time for values up to 32 B on Gen2 x8",
               bounds=(0.005, 1.0), doc="device PRP DMA rate at QD1 as a fraction of the raw link rate"),
         Param("host_stack", "kernel_irq", "kvssd.md §5: db_bench issues NVMe passthrough ioctls through the kernel driver",
               choices=link.NVME_STACKS[:3]),

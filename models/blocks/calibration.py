@@ -13,17 +13,22 @@ atomically (a temp file in the same folder, then rename).
 
 Public functions: :func:`mode`, :func:`folder`, :func:`load(block)` (dict; ``{}`` when none
 is in force or the file is missing), :func:`save(block, doc, out_dir=None)` (path written),
-:func:`dumps(doc)` (TOML text), :func:`clear_cache`.
+:func:`dumps(doc)` (TOML text), :func:`clear_cache`; :func:`current` (the calibration in
+force as a :class:`Calibration` value with a content hash, which manifests and Parquet
+metadata record), :func:`of(spec)` and :func:`using(spec)` (evaluate under another one:
+``Model.run(inputs, calibration=...)``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import os
 import tomllib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -117,6 +122,71 @@ def per_calibration(fn: Callable[[], T]) -> Callable[[], T]:
         return tables[key]
 
     return table
+
+
+# ----------------------------------------------------------------------------- the state as an object
+@dataclass(frozen=True)
+class Calibration:
+    """A calibration as a value: its mode (``shipped``, ``none`` or a folder) and the
+    content hash of every block file in it.  :func:`current` gives the one in force;
+    :func:`using` puts another in force for a block of code (``Model.run(...,
+    calibration=cal)``).  ``sha256`` changes when any fitted file's bytes do, so a results
+    folder can record exactly which fit its points came from."""
+
+    mode: str
+    files: tuple[tuple[str, str], ...]
+
+    @property
+    def sha256(self) -> str:
+        import hashlib
+
+        text = "".join(f"|{name}:{digest}" for name, digest in self.files)  # content only: a copy is the same fit
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def info(self) -> dict[str, Any]:
+        """What a manifest records: mode, each file's hash, the calibration's hash."""
+        return {"mode": self.mode, "files": dict(self.files), "sha256": self.sha256}
+
+
+def current() -> Calibration:
+    """The calibration in force, with the hashes of its ``*.toml`` files."""
+    import hashlib
+
+    m = mode()
+    f = folder()
+    files: list[tuple[str, str]] = []
+    if f is not None and f.is_dir():
+        files = [(p.name, hashlib.sha256(p.read_bytes()).hexdigest()[:16]) for p in sorted(f.glob("*.toml"))]
+    return Calibration(m, tuple(files))
+
+
+def of(spec: str | Calibration | None) -> Calibration | None:
+    """A calibration from ``'shipped'``, ``'none'``, a folder or a Calibration (None stays None)."""
+    if spec is None or isinstance(spec, Calibration):
+        return spec
+    text = str(spec).strip() or "shipped"
+    if text.lower() not in ("shipped", "none"):
+        check_folder(Path(text))
+    with using(text):
+        return current()
+
+
+@contextlib.contextmanager
+def using(spec: str | Calibration | None) -> Iterator[None]:
+    """Put a calibration in force for the ``with`` block (None: leave it as it is)."""
+    if spec is None:
+        yield
+        return
+    wanted = spec.mode if isinstance(spec, Calibration) else str(spec)
+    before = os.environ.get(ENV)
+    os.environ[ENV] = wanted
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(ENV, None)
+        else:
+            os.environ[ENV] = before
 
 
 # ----------------------------------------------------------------------------- TOML out

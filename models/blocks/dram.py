@@ -53,6 +53,10 @@ Public functions (times in ns, bandwidths in GB/s = 1e9 B/s)
 * :func:`timing(name)` / :data:`STANDARDS` -- timing sets by standard name
   (DDR4-3200, DDR5-4800, DDR5-5600, LPDDR4-2400, LPDDR5-6400, LPDDR5X-8533, HBM2, HBM2e,
   HBM3, GDDR6), each with its source.
+* :func:`params` / :func:`from_batch` -- a model's DRAM parameters as one group
+  (``<prefix>media``, ``channels``, ``capacity_gib``, ``pattern``, ``dram_ns``,
+  ``max_dram_gib``, ``dram_usd_per_gib``: the fields it names) and their columns
+  (:class:`DramSpec`) from its batch.
 
 ``pattern`` is ``"stream"`` (sequential) or ``"random"``, or an array of booleans
 (``True`` = stream).  Every numeric argument broadcasts; ``timing`` may be a
@@ -68,6 +72,7 @@ from typing import Any
 import numpy as np
 
 from dse.errors import DseError, did_you_mean
+from dse.model import Batch, Param
 
 __all__ = [
     "DramTiming",
@@ -83,7 +88,20 @@ __all__ = [
     "latency_at_utilization_ns",
     "evaluate",
     "row_hit_rate",
+    "params",
+    "from_batch",
+    "DramSpec",
+    "standard_of",
 ]
+
+
+#: Where a stream's consecutive request-sized lines go (``DramTiming.stream_mode`` is a code
+#: into this tuple): the same bank's next column (column bits lowest), the next bank group,
+#: or the next bank of the same group.
+STREAM_MODES: tuple[str, ...] = ("same_bank", "next_bankgroup", "next_bank")
+STREAM_SAME_BANK = STREAM_MODES.index("same_bank")
+STREAM_NEXT_BANKGROUP = STREAM_MODES.index("next_bankgroup")
+STREAM_NEXT_BANK = STREAM_MODES.index("next_bank")
 
 
 @dataclass(frozen=True)
@@ -244,17 +262,9 @@ def _timing_dict(t: DramTiming) -> dict[str, Any]:
 
 
 def _stream_mask(pattern) -> np.ndarray:
-    if isinstance(pattern, str):
-        p = pattern.lower()
-        if p in ("stream", "sequential", "seq"):
-            return np.asarray(True)
-        if p in ("random", "rand"):
-            return np.asarray(False)
-        raise DseError(f"pattern {pattern!r} is not allowed; allowed: stream, random")
-    arr = np.asarray(pattern)
-    if arr.dtype.kind in "US" or arr.dtype == object:
-        return np.asarray([_stream_mask(str(x)) for x in arr.ravel()]).reshape(arr.shape)
-    return arr.astype(bool)
+    from models.blocks.workload import sequential_mask
+
+    return sequential_mask(pattern, "stream, random")
 
 
 # ----------------------------------------------------------------------------- mechanism
@@ -280,7 +290,8 @@ def _service(t: dict[str, Any], stream, rf, k: dict[str, float]) -> dict[str, np
     ov = np.minimum(window, lines / 2)
     t_alone = (lines - 2 * ov) * slot_l
     t_over = ov * np.maximum(2 * slot_s, slot_l)
-    c_stream = np.where(mode == 1, slot_s, np.where(mode == 2, slot_l, (t_alone + t_over) / lines))
+    c_stream = np.where(mode == STREAM_NEXT_BANKGROUP, slot_s,
+                        np.where(mode == STREAM_NEXT_BANK, slot_l, (t_alone + t_over) / lines))
     # random traffic: the next column command goes to another bank group (tCCD_S) or, one
     # time in bankgroups, to the same one (tCCD_L); FR-FCFS avoids rank switches
     slot_r = slot_s + (slot_l - slot_s) / bg
@@ -293,7 +304,7 @@ def _service(t: dict[str, Any], stream, rf, k: dict[str, float]) -> dict[str, np
     # write drains: a read-to-write and a write-to-read turnaround per batch of writes
     # (the write buffer, trans_queue entries, fills at high load)
     cl, cwl, trtrs = _f(t, "cl"), _f(t, "cwl"), _f(t, "trtrs", 1.0)
-    twtr = np.where(bg > 1, np.where(stream & (mode == 0), _f(t, "twtr_l"), 0.5 * (_f(t, "twtr_s") + _f(t, "twtr_l"))),
+    twtr = np.where(bg > 1, np.where(stream & (mode == STREAM_SAME_BANK), _f(t, "twtr_l"), 0.5 * (_f(t, "twtr_s") + _f(t, "twtr_l"))),
                     _f(t, "twtr_s"))
     r2w = cl + burst - cwl + trtrs
     w2r = cwl + burst + twtr
@@ -309,7 +320,7 @@ def _service(t: dict[str, Any], stream, rf, k: dict[str, float]) -> dict[str, np
     lost = np.clip(share * np.where(stream | (ranks <= 1), 1.0, k["k_rm"]), 0.0, 0.9)
     return {"c": c, "slot_r": slot_r + per_write, "slot_s": slot_s, "slot_l": slot_l, "c_act": c_act, "trc": trc,
             "banks": banks, "ranks": ranks, "lost": lost, "turn": turn, "batch": batch, "t_alone": t_alone,
-            "t_over": t_over, "phased": (mode == 0) & (slot_l > slot_s) & stream}
+            "t_over": t_over, "phased": (mode == STREAM_SAME_BANK) & (slot_l > slot_s) & stream}
 
 
 def evaluate_core(t: dict[str, Any], stream, rf, offered_gbps, k: dict[str, float], rho_cap: float | None = None,
@@ -326,45 +337,54 @@ def evaluate_core(t: dict[str, Any], stream, rf, offered_gbps, k: dict[str, floa
 
 def _core_general(t: dict[str, Any], stream, rf, offered_gbps, k: dict[str, float], rho_cap: float | None = None,
                   want_idle: bool = True, util=None):
-    """:func:`evaluate_core` for timings that may be arrays (one formula for every point)."""
-    from models.blocks import queueing
-
+    """:func:`evaluate_core` for timings that may be arrays (one formula for every point):
+    service and saturation, the offered load, the row state at arrival, then the waits
+    (refresh, stream or random traffic, write drains)."""
     f = np.float64
     stream = _stream_mask(stream)
     rf = np.asarray(rf, f)
     tck, req, chans = _f(t, "tck_ns"), _f(t, "request_bytes"), _f(t, "channels", 1)
     s = _service(t, stream, rf, k)
-    c, lost = s["c"], s["lost"]
-    sat = chans * req / (c * tck) * (1.0 - lost)
-    if util is not None:
-        offered = np.asarray(util, f) * sat
-    elif callable(offered_gbps):
-        offered = np.asarray(offered_gbps(sat), f)
-    else:
-        offered = np.asarray(offered_gbps, f)
+    sat = chans * req / (s["c"] * tck) * (1.0 - s["lost"])
+    offered = _resolve_offered(sat, offered_gbps, util)
     rho_raw = offered / sat
     rho = np.clip(rho_raw, 0.0, rho_cap if rho_cap is not None else 1.0 - 1e-9)
-    one_m = 1.0 - rho
     lam = offered / chans / req * tck  # requests per cycle per channel
-    trefi, trfc, trp, trcd = _f(t, "trefi"), _f(t, "trfc"), _f(t, "trp"), _f(t, "trcd")
-    banks, ranks = s["banks"], s["ranks"]
-    lines = _f(t, "lines_per_row")
-    # row state at arrival: a stream hits its open row except at row ends and after a
-    # refresh closed it; random traffic conflicts unless a refresh closed the bank since
+    hit, base = _general_row_state(t, stream, lam, s)
+    vac = _f(t, "trp") + _f(t, "trfc") + _f(t, "trcd")
+    trefi = _f(t, "trefi")
+    # refresh: a vacation of precharge + tRFC + re-activation once per tREFI per rank
+    w_ref = k["k_ref"] * vac * vac / (2.0 * trefi) / (1.0 - rho)
+    w_access = np.where(stream, _general_stream_wait(s, lam, rho, k), _general_random_wait(t, s, lam, k))
+    lat = (base + w_ref + w_access + _general_write_wait(s, rf, lam, rho, k)) * tck
+    if rho_cap is None:
+        lat = np.where(rho_raw >= 1.0, np.inf, lat)
+    if not want_idle:
+        return lat, sat, rho_raw, None
+    idle = (hit + np.where(stream, 1.0 / _f(t, "lines_per_row"), 1.0) * _f(t, "trcd")
+            + np.where(stream, 0.0, 1.0) * _f(t, "trp") + k["k_ref"] * vac * vac / (2.0 * trefi)) * tck
+    return lat, sat, rho_raw, idle
+
+
+def _general_row_state(t: dict[str, Any], stream, lam, s: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Row state at arrival: a stream hits its open row except at row ends and after a
+    refresh closed it; random traffic conflicts unless a refresh closed the bank since.
+    Returns the row-hit cycles (controller cycle + CL + burst) and the mean access cycles."""
+    trefi = _f(t, "trefi")
     with np.errstate(divide="ignore"):
         interval = np.where(lam > 0, 1.0 / np.maximum(lam, 1e-30), np.inf)
-    p_closed = np.minimum(1.0, banks * ranks * interval / trefi)
-    p_act = np.where(stream, np.minimum(1.0, 1.0 / lines + np.minimum(1.0, interval / trefi)), 1.0)
+    p_closed = np.minimum(1.0, s["banks"] * s["ranks"] * interval / trefi)
+    p_act = np.where(stream, np.minimum(1.0, 1.0 / _f(t, "lines_per_row") + np.minimum(1.0, interval / trefi)), 1.0)
     p_conf = np.where(stream, 0.0, 1.0 - p_closed)
-    hit = 1.0 + _f(t, "cl") + _f(t, "burst_cyc")  # controller cycle + CL + burst
-    base = hit + p_act * trcd + p_conf * trp
-    # refresh: a vacation of precharge + tRFC + re-activation once per tREFI per rank
-    vac = trp + trfc + trcd
-    w_ref = k["k_ref"] * vac * vac / (2.0 * trefi) / one_m
-    # stream: the column slot as an M/D/1 server ...
-    w_bus = k["k_bus"] * 0.5 * c * rho / one_m
-    # ... a same-bank stream alternates a slow phase (one bank, slot_l per line) whose
-    # queue is bounded by the phase length, and a fast one (two banks overlapping)
+    hit = 1.0 + _f(t, "cl") + _f(t, "burst_cyc")
+    return hit, hit + p_act * _f(t, "trcd") + p_conf * _f(t, "trp")
+
+
+def _general_stream_wait(s: dict[str, np.ndarray], lam, rho, k: dict[str, float]) -> np.ndarray:
+    """Stream wait: the column slot as an M/D/1 server; a same-bank stream alternates a
+    slow phase (one bank, slot_l per line) whose queue is bounded by the phase length, and
+    a fast one (two banks overlapping)."""
+    w_bus = k["k_bus"] * 0.5 * s["c"] * rho / (1.0 - rho)
     sl = s["slot_l"]
     rho_a = lam * sl
     f_a = s["t_alone"] / np.maximum(s["t_alone"] + s["t_over"], 1e-9)
@@ -373,14 +393,19 @@ def _core_general(t: dict[str, Any], stream, rf, offered_gbps, k: dict[str, floa
     so = np.maximum(2.0 * s["slot_s"], sl) / 2.0
     rho_o = np.clip(lam * so, 0.0, 0.999)
     w_o = 0.5 * so * rho_o / (1.0 - rho_o)
-    w_bus = np.where(s["phased"], np.maximum(k["k_bus"] * (f_a * w_a + (1.0 - f_a) * w_o), w_bus), w_bus)
-    # random traffic: bank conflicts (each request holds its bank tRC; M/D/1 per bank),
-    # the activate windows as M/D/c servers (c = 4 slots of tFAW, 32 of t32AW; half the
-    # M/M/c wait), tRRD (M/D/1), and the column slot (M/D/1)
+    return np.where(s["phased"], np.maximum(k["k_bus"] * (f_a * w_a + (1.0 - f_a) * w_o), w_bus), w_bus)
+
+
+def _general_random_wait(t: dict[str, Any], s: dict[str, np.ndarray], lam, k: dict[str, float]) -> np.ndarray:
+    """Random-traffic wait: bank conflicts (each request holds its bank tRC; M/D/1 per
+    bank), the activate windows as M/D/c servers (c = 4 slots of tFAW, 32 of t32AW; half
+    the M/M/c wait), tRRD (M/D/1), and the column slot (M/D/1)."""
+    from models.blocks import queueing
+
     lim = 0.999
-    rho_b = np.clip(lam / (banks * ranks) * s["trc"], 0.0, lim)
+    rho_b = np.clip(lam / (s["banks"] * s["ranks"]) * s["trc"], 0.0, lim)
     w_bank = k["k_bank"] * 0.5 * s["trc"] * rho_b / (1.0 - rho_b)
-    lam_r = lam / ranks
+    lam_r = lam / s["ranks"]
     faw = _f(t, "tfaw")
     w_faw = 0.5 * queueing.mmc_wait(np.minimum(lam_r, lim * 4.0 / faw), faw, 4)
     t32 = _f(t, "t32aw")
@@ -391,22 +416,17 @@ def _core_general(t: dict[str, Any], stream, rf, offered_gbps, k: dict[str, floa
     w_rrd = 0.5 * trrd * rho_rrd / (1.0 - rho_rrd)
     rho_col = np.clip(lam * s["slot_r"], 0.0, lim)
     w_col = 0.5 * s["slot_r"] * rho_col / (1.0 - rho_col)
-    w_rand = w_bank + k["k_act"] * (w_faw + w_32 + w_rrd) + w_col
-    # write drains: a drain of B writes (9 when the queues run dry at low load, up to the
-    # write buffer at high load) occupies the bank queues for B requests' service; a read
-    # arriving meanwhile waits out the rest of it
+    return w_bank + k["k_act"] * (w_faw + w_32 + w_rrd) + w_col
+
+
+def _general_write_wait(s: dict[str, np.ndarray], rf, lam, rho, k: dict[str, float]) -> np.ndarray:
+    """Write drains: a drain of B writes (9 when the queues run dry at low load, up to the
+    write buffer at high load) occupies the bank queues for B requests' service; a read
+    arriving meanwhile waits out the rest of it."""
     lam_w = (1.0 - rf) * lam
     batch = 9.0 + (s["batch"] - 9.0) * rho
-    v_w = batch * c + s["turn"]
-    w_wr = k["k_write"] * lam_w * v_w * v_w / (2.0 * batch)
-    lat = (base + w_ref + np.where(stream, w_bus, w_rand) + w_wr) * tck
-    if rho_cap is None:
-        lat = np.where(rho_raw >= 1.0, np.inf, lat)
-    if not want_idle:
-        return lat, sat, rho_raw, None
-    idle = (hit + np.where(stream, 1.0 / lines, 1.0) * trcd + np.where(stream, 0.0, 1.0) * trp
-            + k["k_ref"] * vac * vac / (2.0 * trefi)) * tck
-    return lat, sat, rho_raw, idle
+    v_w = batch * s["c"] + s["turn"]
+    return k["k_write"] * lam_w * v_w * v_w / (2.0 * batch)
 
 
 # ----------------------------------------------------------------------------- fast path
@@ -458,7 +478,8 @@ def _fixed_numbers(t: dict[str, Any], k: dict[str, float]) -> dict[str, float]:
     ov = min(window, lines / 2)
     t_alone = (lines - 2 * ov) * slot_l
     t_over = ov * max(2 * slot_s, slot_l)
-    c_stream = slot_s if mode == 1 else (slot_l if mode == 2 else (t_alone + t_over) / lines)
+    c_stream = (slot_s if mode == STREAM_NEXT_BANKGROUP
+                else (slot_l if mode == STREAM_NEXT_BANK else (t_alone + t_over) / lines))
     slot_r = slot_s + (slot_l - slot_s) / bg
     trc = g("tras") + g("trp")
     t32 = g("t32aw")
@@ -466,7 +487,7 @@ def _fixed_numbers(t: dict[str, Any], k: dict[str, float]) -> dict[str, float]:
     cl, cwl, trtrs, burst = g("cl"), g("cwl"), g("trtrs", 1.0), burst
     twtr_s, twtr_l = g("twtr_s"), g("twtr_l")
     twtr_rand = 0.5 * (twtr_s + twtr_l) if bg > 1 else twtr_s
-    twtr_stream = (twtr_l if mode == 0 else twtr_rand) if bg > 1 else twtr_s
+    twtr_stream = (twtr_l if mode == STREAM_SAME_BANK else twtr_rand) if bg > 1 else twtr_s
     r2w = cl + burst - cwl + trtrs
     batch = g("trans_queue", 32)
     turn_s = max(r2w + (cwl + burst + twtr_stream) - 2 * c_stream, 0.0)
@@ -487,7 +508,7 @@ def _fixed_numbers(t: dict[str, Any], k: dict[str, float]) -> dict[str, float]:
         "lam_per_gbps": tck / chans / req, "tck": tck, "trcd": trcd, "trp": trp, "hit": hit, "w_ref0": w_ref0,
         "inv_lines": 1.0 / lines, "refresh_rate": 1.0 / trefi, "closed_rate": banks * ranks / trefi,
         "k_bus_half": 0.5 * k["k_bus"], "k_bus": k["k_bus"], "k_write_half": 0.5 * k["k_write"], "k_act": k["k_act"],
-        "phased": float((mode == 0) and (sl > slot_s) and True), "sl": sl, "t_alone": t_alone,
+        "phased": float((mode == STREAM_SAME_BANK) and (sl > slot_s) and True), "sl": sl, "t_alone": t_alone,
         "f_a": t_alone / max(t_alone + t_over, 1e-9), "gap0": float(np.sqrt(sl / max(t_alone, sl))),
         "so": max(2.0 * slot_s, sl) / 2.0,
         "bank_trc": trc / (banks * ranks), "w_bank_k": k["k_bank"] * 0.5 * trc, "ranks": ranks,
@@ -746,3 +767,87 @@ def row_hit_rate(t: DramTiming | str, pattern="random", offered_gbps=1.0) -> np.
 def timing_dict(t: DramTiming) -> dict[str, Any]:
     """A DramTiming as a plain dict (for TOML/JSON)."""
     return asdict(t)
+
+
+# ----------------------------------------------------------------------------- parameter group
+#: Labels a model's DRAM-medium parameter may offer: the standards above in parameter form
+#: (``"DDR5-4800"`` -> ``"ddr5_4800"``); :func:`standard_of` maps a label back.
+MEDIA_LABELS: tuple[str, ...] = tuple(k.lower().replace("-", "_") for k in STANDARDS)
+#: Standard names in a fixed order: ``DramSpec.standard`` is a code into it.
+STANDARD_NAMES: tuple[str, ...] = tuple(STANDARDS)
+#: Access patterns the block evaluates (``pattern``): ``"stream"`` or ``"random"``.
+PATTERNS: tuple[str, ...] = ("random", "stream")
+#: The group's fields, in declaration order: unprefixed name -> (doc, block bounds, integer).
+#: A model names the fields it has (with its defaults and sources) and may narrow the bounds.
+GROUP_FIELDS: dict[str, tuple[str, tuple[float, float] | None, bool]] = {
+    "media": ("DRAM standard of the memory (dram block timing set)", None, False),
+    "channels": ("memory channels as vendors count them (a DDR5 channel has 2 subchannels)", (1, 64), True),
+    "capacity_gib": ("DRAM capacity of one device", (1.0, 65536.0), False),
+    "pattern": ("access pattern: random lines (row conflicts) or a stream (open rows)", None, False),
+    "dram_ns": ("DRAM load latency from the memory controller (idle)", (1.0, 1000.0), False),
+    "max_dram_gib": ("most DRAM the DIMM slots take", (1.0, 65536.0), False),
+    "dram_usd_per_gib": ("DRAM price per GiB", (0.0, 1000.0), False),
+}
+
+
+def standard_of(label: str) -> str:
+    """The dram-block standard of a medium label (``"ddr5_4800"`` -> ``"DDR5-4800"``)."""
+    return timing(str(label).replace("_", "-")).name
+
+
+def params(prefix: str = "", *, source: str | dict[str, str], bounds: dict[str, tuple[float, float]] | None = None,
+           doc: dict[str, str] | None = None, media_choices: tuple[str, ...] = MEDIA_LABELS,
+           **defaults: Any) -> tuple[Param, ...]:
+    """A DRAM memory's parameters for a model: one ``<prefix><field>`` per field of
+    :data:`GROUP_FIELDS` given a default in ``defaults`` (``channels=2``, ``dram_ns=...``),
+    in the group's order.  ``source``: one for all or one per unprefixed field (defaults are
+    the model's, so their sources are too); ``bounds`` / ``doc`` override the block's per
+    field; ``media_choices`` are labels of :data:`MEDIA_LABELS` (the model's order)."""
+    unknown = sorted(set(defaults) - set(GROUP_FIELDS))
+    if unknown:
+        raise ValueError(f"dram.params: unknown fields {unknown}; known: {list(GROUP_FIELDS)}")
+    bad = [m for m in media_choices if m not in MEDIA_LABELS]
+    if bad:
+        raise ValueError(f"dram.params: media {bad} not in {MEDIA_LABELS}")
+    out = []
+    for key, (block_doc, block_bounds, integer) in GROUP_FIELDS.items():
+        if key not in defaults:
+            continue
+        src = source if isinstance(source, str) else source.get(key, "")
+        choices = {"media": tuple(media_choices), "pattern": PATTERNS}.get(key)
+        out.append(Param(prefix + key, defaults[key], src, choices=choices, integer=integer,
+                         bounds=None if choices else (bounds or {}).get(key, block_bounds),
+                         doc=(doc or {}).get(key, block_doc)))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class DramSpec:
+    """A batch's DRAM memory as columns of length ``Batch.n`` (:func:`from_batch`); a field
+    the model does not declare is None."""
+
+    #: Code into :data:`STANDARD_NAMES` (the medium's timing set).
+    standard: np.ndarray | None
+    channels: np.ndarray | None
+    capacity_gib: np.ndarray | None
+    #: True for a stream, False for random lines (the block's ``pattern`` argument).
+    stream: np.ndarray | None
+    dram_ns: np.ndarray | None
+    max_dram_gib: np.ndarray | None
+    dram_usd_per_gib: np.ndarray | None
+
+
+def from_batch(p: Batch, prefix: str = "") -> DramSpec:
+    """The DRAM memory of a model's batch, from the parameters :func:`params` declared with ``prefix``."""
+    n = (p.n,)
+
+    def col(key: str, dtype=np.float64) -> np.ndarray | None:
+        return np.broadcast_to(np.asarray(p[prefix + key], dtype), n) if prefix + key in p else None
+
+    standard = None
+    if prefix + "media" in p:
+        codes = {m: STANDARD_NAMES.index(standard_of(m)) for m in MEDIA_LABELS}
+        standard = np.broadcast_to(p.pick(prefix + "media", codes), n)
+    stream = np.broadcast_to(p.is_(prefix + "pattern", "stream"), n) if prefix + "pattern" in p else None
+    return DramSpec(standard, col("channels"), col("capacity_gib"), stream, col("dram_ns"), col("max_dram_gib"),
+                    col("dram_usd_per_gib"))

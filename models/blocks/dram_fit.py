@@ -70,8 +70,6 @@ def _resolve_ini(name: str, csv_dir: Path | None) -> Path:
 def load_reference(path: str | Path | None = None):
     """Reference runs with their timings.  ``path``: runs.csv, a folder holding runs.csv,
     or a folder of raw DRAMsim3 JSON stats; ``None``: the shipped copy."""
-    import polars as pl
-
     from models.blocks import dramsim3_io as io
 
     p = Path(path) if path is not None else shipped_dir() / "runs.csv"
@@ -175,16 +173,30 @@ def errors(df, consts=None) -> dict[str, Any]:
     return {"ape": ape, "mask": m, "pred": pred}
 
 
+#: The least-squares loss of the fit (and of its standard errors).
+LOSS, F_SCALE = "soft_l1", 0.15
+
+
 def fit(df, train_mask: np.ndarray | None = None, x0: dict[str, float] | None = None, keys=FIT_KEYS):
     """Fit the shared constants on the counted training rows; returns constants."""
-    from scipy.optimize import least_squares
+    from models.blocks import fit_harness
+
+    resid, x_init, lo, hi, k0, keys = residuals(df, train_mask, x0, keys)
+    return fit_harness.least_squares_fit(resid, x_init, lo, hi, k0, keys, max_nfev=400, loss=LOSS, f_scale=F_SCALE)
+
+
+def residuals(df, train_mask: np.ndarray | None = None, x0: dict[str, float] | None = None, keys=FIT_KEYS):
+    """The fit's residual function of the constants ``keys`` (log latency of the counted
+    training rows, 6 x log saturation bandwidth of their groups), its start, bounds, the
+    full constant set it starts from and the keys (fewer when the runs are too few)."""
+    from models.blocks import fit_harness
 
     k0 = dict(dram.DEFAULT_CONSTANTS)
     if x0:
         k0.update(x0)
     train = train_mask if train_mask is not None else np.ones(df.height, bool)
     m = df["counted"].to_numpy() & train
-    if int(m.sum()) < 3 * len(keys):
+    if fit_harness.too_few(int(m.sum()), keys):
         # too few runs to identify every constant: refit only the scale constants,
         # starting from the calibration in force
         keys = SMALL_KEYS
@@ -194,8 +206,6 @@ def fit(df, train_mask: np.ndarray | None = None, x0: dict[str, float] | None = 
     sub = df.filter(m)
     ref = sub["ref_latency_ns"].to_numpy()
     # saturation groups within the training rows
-    import polars as pl
-
     satg = df.filter(train & df["ref_sat_GBps"].is_not_null().to_numpy()).unique(
         subset=_group_keys(), keep="first")
     lo = np.array([BOUNDS[k][0] for k in keys])
@@ -213,11 +223,18 @@ def fit(df, train_mask: np.ndarray | None = None, x0: dict[str, float] | None = 
             r2 = 6.0 * np.log(ps / satg["ref_sat_GBps"].to_numpy())
         return np.concatenate([r1, r2])
 
-    res = least_squares(resid, x_init, bounds=(lo, hi), method="trf", x_scale="jac", max_nfev=400,
-                        loss="soft_l1", f_scale=0.15)
-    out = dict(k0)
-    out.update({k: float(v) for k, v in zip(keys, res.x)})
-    return out
+    return resid, x_init, lo, hi, k0, tuple(keys)
+
+
+def uncertainty(df, consts: dict[str, float], keys=FIT_KEYS) -> dict[str, Any]:
+    """The ``[uncertainty]`` table of constants ``consts`` fitted on all rows of ``df``:
+    Jacobian standard errors (:mod:`models.blocks.fit_harness`)."""
+    from models.blocks import fit_harness
+
+    resid, _, lo, hi, _, keys = residuals(df, None, consts, keys)
+    x = np.array([consts[k] for k in keys])
+    sd = fit_harness.jacobian_sd(resid, x, LOSS, F_SCALE, lo, hi)
+    return fit_harness.uncertainty_table(keys, x, sd, int(resid(x).size), lo, hi)
 
 
 def leave_one_out(df) -> dict[str, dict[str, Any]]:
@@ -252,9 +269,13 @@ def summarize(df, consts, mask=None) -> dict[str, Any]:
     return {"mape_pct": mape, "n": int(m.sum()), "sat_max_err_pct": sat_err, "sat_mean_err_pct": sat_mean}
 
 
-def calibrate(path=None) -> dict[str, Any]:
-    """Fit on the shipped split of ``path`` and return the calibration document."""
-    df = with_rule(load_reference(path))
+def calibrate(path=None, add: bool = False) -> dict[str, Any]:
+    """Fit on the shipped split of ``path`` (with ``add``: of the shipped runs and
+    ``path``'s together) and return the calibration document."""
+    from models.blocks import fit_harness
+
+    runs, named = fit_harness.reference_runs(load_reference, path, add)
+    df = with_rule(runs)
     train = _split(df)
     consts = fit(df, train)
     std = df["standard"].to_numpy() if "standard" in df.columns else df["config_file"].to_numpy()
@@ -262,31 +283,19 @@ def calibrate(path=None) -> dict[str, Any]:
     held_pts = ~train & ~held_std
     doc = {
         "block": "dram",
-        "reference": str(path) if path else "results/reference/dramsim3/runs.csv",
+        "reference": named or "results/reference/dramsim3/runs.csv",
         "target": "e2e_avg_read_latency_ns (mean read latency from arrival)",
         "rule": RULE,
         "fitted_on": (f"all counted rows except standards {list(HOLDOUT_STANDARDS)} and every "
                       f"{HOLDOUT_EVERY}th row (row index % {HOLDOUT_EVERY} == 2) of the CSV order"),
         "held_out": {"standards": list(HOLDOUT_STANDARDS), "load_points": f"row index % {HOLDOUT_EVERY} == 2"},
         "constants": consts,
-        "error": {
-            "train": summarize(df, consts, train),
-            "heldout_points": summarize(df, consts, held_pts),
-            "heldout_standards": summarize(df, consts, held_std),
-            "all": summarize(df, consts, None),
-        },
+        "error": fit_harness.error_tables(summarize, df, consts, {
+            "train": train, "heldout_points": held_pts, "heldout_standards": held_std, "all": None}),
     }
     # final shipped constants: refit on everything (the held-out figures above are for
     # the split fit; the all-data fit is what models use)
-    for name, r in leave_one_out(df).items():
-        doc["error"][f"leave_out_{name}"] = r["heldout"]
-    full = fit(df, np.ones(df.height, bool), x0=consts)
-    doc["fitted_constants"] = list(FIT_KEYS)
-    doc["fixed_constants"] = {k: v for k, v in full.items() if k not in FIT_KEYS}
-    doc["constants_split_fit"] = consts
-    doc["constants"] = full
-    doc["error"]["all_full_fit"] = summarize(df, full, None)
-    return doc
+    return fit_harness.finish(doc, df, fit, summarize, leave_one_out, FIT_KEYS, consts, uncertainty)
 
 
 def check_reference(path, echo: Callable[[str], None] = print, consts=None) -> dict[str, Any]:

@@ -46,17 +46,10 @@ def _log2(x: int) -> int:
     return int(round(math.log2(x))) if x > 0 else 0
 
 
-def read_ini(path: str | Path):
-    """Parse a DRAMsim3 .ini into a :class:`~models.blocks.dram.DramTiming`."""
-    from models.blocks.dram import DramTiming
+def _number_reader(p: Path):
+    """``get(section, key, default)``: a numeric entry of the .ini, ``default`` when absent."""
 
-    p = Path(path)
-    if not p.is_file():
-        raise DseError(f"DRAMsim3 config {p} not found")
-    ini = _parse_ini_text(p.read_text())
-    st, tm, sy = ini.get("dram_structure", {}), ini.get("timing", {}), ini.get("system", {})
-
-    def gi(sec: dict[str, str], key: str, default: float) -> float:
+    def get(sec: dict[str, str], key: str, default: float) -> float:
         v = sec.get(key)
         if v is None:
             return default
@@ -65,6 +58,24 @@ def read_ini(path: str | Path):
         except ValueError:
             raise DseError(f"{p}: [{key}] = {v!r} is not a number") from None
 
+    return get
+
+
+def _burst_cycles(protocol: str, bl: int) -> float:
+    """Burst cycles per protocol (DRAMsim3 Config::InitDRAMParams)."""
+    if protocol == "GDDR5":
+        return bl / 4
+    if protocol == "GDDR5X":
+        return bl / 8
+    if protocol == "GDDR6":
+        return bl / 16
+    return bl / 2
+
+
+def _ini_organisation(st: dict[str, str], sy: dict[str, str], gi) -> dict[str, Any]:
+    """Stage 1: protocol, banks, burst, ranks, request size and lines per row, the way
+    DRAMsim3 derives them (GDDR/HBM column scaling, bank groups disabled, ranks from
+    ``channel_size``)."""
     protocol = st.get("protocol", "DDR3").upper()
     bankgroups = int(gi(st, "bankgroups", 2))
     banks_per_group = int(gi(st, "banks_per_group", 2))
@@ -75,76 +86,86 @@ def read_ini(path: str | Path):
     columns = int(gi(st, "columns", 1 << 10))
     device_width = int(gi(st, "device_width", 8))
     bl = int(gi(st, "BL", 8))
-    is_gddr = protocol.startswith("GDDR")
-    is_hbm = protocol.startswith("HBM")
-    # burst cycles per protocol (DRAMsim3 Config::InitDRAMParams)
-    if protocol == "GDDR5":
-        burst = bl / 4
-    elif protocol == "GDDR5X":
-        burst = bl / 8
-    elif protocol == "GDDR6":
-        burst = bl / 16
-    else:
-        burst = bl / 2
+    is_gddr, is_hbm = protocol.startswith("GDDR"), protocol.startswith("HBM")
     if is_gddr:
         columns *= bl
     elif is_hbm:
         columns *= 2
     bus_width = int(gi(sy, "bus_width", 64))
     channels = int(gi(sy, "channels", 1))
-    channel_size_mb = gi(sy, "channel_size", 1024)
     banks = bankgroups * banks_per_group
     devices = max(1, bus_width // device_width)
     rank_bytes = rows * columns * device_width * banks / 8 * devices
-    ranks = max(1, int(channel_size_mb * 2**20 // rank_bytes))
-    request_bytes = bus_width // 8 * bl
-    lines_per_row = max(1, columns // bl)
-    mapping = sy.get("address_mapping", "chrobabgraco").lower()
+    return {
+        "protocol": protocol, "is_gddr": is_gddr, "is_hbm": is_hbm, "bankgroups": bankgroups,
+        "banks_per_group": banks_per_group, "rows": rows, "burst": _burst_cycles(protocol, bl), "channels": channels,
+        "ranks": max(1, int(gi(sy, "channel_size", 1024) * 2**20 // rank_bytes)),
+        "request_bytes": bus_width // 8 * bl, "lines_per_row": max(1, columns // bl),
+    }
+
+
+def _ini_stream_mode(mapping: str, org: dict[str, Any]) -> int:
+    """Stage 2: where consecutive lines of a stream go -- the address-mapping field right
+    above the column bits (1: next bank group, 2: next bank of one group, 0: same bank)."""
     fields = [mapping[i : i + 2] for i in range(0, len(mapping), 2)]
-    # which field sits right above the column bits decides where a stream goes next
-    widths = {"ch": _log2(channels), "ra": _log2(ranks), "bg": _log2(bankgroups), "ba": _log2(banks_per_group),
-              "ro": _log2(rows), "co": _log2(lines_per_row)}
+    widths = {"ch": _log2(org["channels"]), "ra": _log2(org["ranks"]), "bg": _log2(org["bankgroups"]),
+              "ba": _log2(org["banks_per_group"]), "ro": _log2(org["rows"]), "co": _log2(org["lines_per_row"])}
     lowest = next((f for f in reversed(fields) if widths.get(f, 0) > 0), "co")
     if lowest == "bg":
-        stream_mode = 1  # consecutive lines rotate over bank groups
-    elif lowest in ("ba", "ra", "ch"):
-        stream_mode = 2  # consecutive lines rotate over banks of one group (tCCD_L)
-    else:
-        stream_mode = 0  # consecutive lines stay in one bank (one row at a time)
-    if is_gddr or is_hbm:
-        trcd = gi(tm, "tRCDRD", gi(tm, "tRCD", 10))
-    else:
-        trcd = gi(tm, "tRCD", 10)
-    tras = gi(tm, "tRAS", 24)
-    trp = gi(tm, "tRP", 10)
+        return 1  # consecutive lines rotate over bank groups
+    if lowest in ("ba", "ra", "ch"):
+        return 2  # consecutive lines rotate over banks of one group (tCCD_L)
+    return 0  # consecutive lines stay in one bank (one row at a time)
+
+
+def _ini_timings(tm: dict[str, str], org: dict[str, Any], gi) -> dict[str, float]:
+    """Stage 3: the timings in memory cycles (CL/CWL with additive latency; GDDR/HBM read tRCD)."""
+    trcd = gi(tm, "tRCDRD", gi(tm, "tRCD", 10)) if org["is_gddr"] or org["is_hbm"] else gi(tm, "tRCD", 10)
+    return {
+        "tck_ns": gi(tm, "tCK", 1.0),
+        "cl": gi(tm, "CL", 12) + gi(tm, "AL", 0),
+        "cwl": gi(tm, "CWL", 12) + gi(tm, "AL", 0),
+        "trcd": trcd,
+        "trp": gi(tm, "tRP", 10),
+        "tras": gi(tm, "tRAS", 24),
+        "trrd_s": gi(tm, "tRRD_S", 4),
+        "trrd_l": gi(tm, "tRRD_L", 4),
+        "tfaw": gi(tm, "tFAW", 50),
+        "t32aw": gi(tm, "t32AW", 0) if org["is_gddr"] else 0.0,
+        "tccd_s": gi(tm, "tCCD_S", 4),
+        "tccd_l": gi(tm, "tCCD_L", 6),
+        "twtr_s": gi(tm, "tWTR_S", 5),
+        "twtr_l": gi(tm, "tWTR_L", 5),
+        "trtrs": gi(tm, "tRTRS", 2),
+        "trefi": gi(tm, "tREFI", 7800),
+        "trfc": gi(tm, "tRFC", 74),
+    }
+
+
+def read_ini(path: str | Path):
+    """Parse a DRAMsim3 .ini into a :class:`~models.blocks.dram.DramTiming`: organisation,
+    stream mode from the address mapping, then the timings."""
+    from models.blocks.dram import DramTiming
+
+    p = Path(path)
+    if not p.is_file():
+        raise DseError(f"DRAMsim3 config {p} not found")
+    ini = _parse_ini_text(p.read_text())
+    st, tm, sy = ini.get("dram_structure", {}), ini.get("timing", {}), ini.get("system", {})
+    gi = _number_reader(p)
+    org = _ini_organisation(st, sy, gi)
     return DramTiming(
         name=p.stem,
-        protocol=protocol,
-        tck_ns=gi(tm, "tCK", 1.0),
-        cl=gi(tm, "CL", 12) + gi(tm, "AL", 0),
-        cwl=gi(tm, "CWL", 12) + gi(tm, "AL", 0),
-        trcd=trcd,
-        trp=trp,
-        tras=tras,
-        trrd_s=gi(tm, "tRRD_S", 4),
-        trrd_l=gi(tm, "tRRD_L", 4),
-        tfaw=gi(tm, "tFAW", 50),
-        t32aw=gi(tm, "t32AW", 0) if is_gddr else 0.0,
-        tccd_s=gi(tm, "tCCD_S", 4),
-        tccd_l=gi(tm, "tCCD_L", 6),
-        twtr_s=gi(tm, "tWTR_S", 5),
-        twtr_l=gi(tm, "tWTR_L", 5),
-        trtrs=gi(tm, "tRTRS", 2),
-        trefi=gi(tm, "tREFI", 7800),
-        trfc=gi(tm, "tRFC", 74),
-        burst_cyc=burst,
-        ranks=ranks,
-        bankgroups=bankgroups,
-        banks_per_group=banks_per_group,
-        request_bytes=request_bytes,
-        lines_per_row=lines_per_row,
-        stream_mode=stream_mode,
-        channels=channels,
+        protocol=org["protocol"],
+        **_ini_timings(tm, org, gi),
+        burst_cyc=org["burst"],
+        ranks=org["ranks"],
+        bankgroups=org["bankgroups"],
+        banks_per_group=org["banks_per_group"],
+        request_bytes=org["request_bytes"],
+        lines_per_row=org["lines_per_row"],
+        stream_mode=_ini_stream_mode(sy.get("address_mapping", "chrobabgraco").lower(), org),
+        channels=org["channels"],
         trans_queue=int(gi(sy, "trans_queue_size", 32)),
         cmd_queue=int(gi(sy, "cmd_queue_size", 16)),
     )

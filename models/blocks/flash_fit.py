@@ -61,8 +61,6 @@ def _resolve(name: str, csv_dir: Path | None) -> Path:
 
 
 def load_reference(path=None):
-    import polars as pl
-
     from models.blocks import mqsim_io as io
 
     p = Path(path) if path is not None else shipped_dir() / "runs.csv"
@@ -164,18 +162,31 @@ def summarize(df, consts, mask=None) -> dict[str, Any]:
             "sat_mean_err_pct": float(np.mean(se)) if se.size else float("nan"), "sat_groups": int(se.size)}
 
 
+#: The least-squares loss of the fit (and of its standard errors).
+LOSS, F_SCALE = "soft_l1", 0.1
+
+
 def fit(df, train=None, x0=None, keys=FIT_KEYS):
     """Least squares of the shared constants on the counted training rows (log latency)
     and the saturation rows (log IOPS, weight 2); every configuration weighs the same, and
     a soft-L1 loss keeps single outliers from steering the fit."""
-    from scipy.optimize import least_squares
+    from models.blocks import fit_harness
+
+    resid, x_init, lo, hi, k0, keys = residuals(df, train, x0, keys)
+    return fit_harness.least_squares_fit(resid, x_init, lo, hi, k0, keys, max_nfev=200, loss=LOSS, f_scale=F_SCALE)
+
+
+def residuals(df, train=None, x0=None, keys=FIT_KEYS):
+    """The fit's residual function of the constants ``keys``, its start, bounds, the full
+    constant set it starts from and the keys (fewer when the runs are too few)."""
+    from models.blocks import fit_harness
 
     k0 = dict(flash.DEFAULT_CONSTANTS)
     if x0:
         k0.update(x0)
     train = train if train is not None else np.ones(df.height, bool)
     m = df["counted"].to_numpy() & train
-    if int(m.sum()) < 3 * len(keys):
+    if fit_harness.too_few(int(m.sum()), keys):
         # too few runs to identify every constant: refit only the scale constants,
         # starting from the calibration in force
         keys = SMALL_KEYS
@@ -204,11 +215,18 @@ def fit(df, train=None, x0=None, keys=FIT_KEYS):
         r2 = w2 * np.log(ps / sat_ref)
         return np.concatenate([r1, r2])
 
-    res = least_squares(resid, x_init, bounds=(lo, hi), method="trf", x_scale="jac", max_nfev=200,
-                        loss="soft_l1", f_scale=0.1)
-    out = dict(k0)
-    out.update({k: float(v) for k, v in zip(keys, res.x)})
-    return out
+    return resid, x_init, lo, hi, k0, tuple(keys)
+
+
+def uncertainty(df, consts, keys=FIT_KEYS) -> dict[str, Any]:
+    """The ``[uncertainty]`` table of constants ``consts`` fitted on all rows of ``df``:
+    Jacobian standard errors (:mod:`models.blocks.fit_harness`)."""
+    from models.blocks import fit_harness
+
+    resid, _, lo, hi, _, keys = residuals(df, None, consts, keys)
+    x = np.array([consts[k] for k in keys])
+    sd = fit_harness.jacobian_sd(resid, x, LOSS, F_SCALE, lo, hi)
+    return fit_harness.uncertainty_table(keys, x, sd, int(resid(x).size), lo, hi)
 
 
 def leave_one_out(df) -> dict[str, dict[str, Any]]:
@@ -226,15 +244,20 @@ def leave_one_out(df) -> dict[str, dict[str, Any]]:
     return out
 
 
-def calibrate(path=None) -> dict[str, Any]:
-    df = with_rule(load_reference(path))
+def calibrate(path=None, add: bool = False) -> dict[str, Any]:
+    """Fit on the shipped split of ``path`` (with ``add``: of the shipped runs and
+    ``path``'s together) and return the calibration document."""
+    from models.blocks import fit_harness
+
+    runs, named = fit_harness.reference_runs(load_reference, path, add)
+    df = with_rule(runs)
     train = _split(df)
     consts = fit(df, train)
     held_cfg = np.isin(df["config"].to_numpy(), list(HOLDOUT_CONFIGS))
     held_pts = ~train & ~held_cfg
     doc = {
         "block": "flash",
-        "reference": str(path) if path else "results/reference/mqsim/runs.csv",
+        "reference": named or "results/reference/mqsim/runs.csv",
         "target": "avg_latency_us (mean device response time over all requests)",
         "rule": RULE,
         "sat_rule": SAT_RULE,
@@ -242,22 +265,10 @@ def calibrate(path=None) -> dict[str, Any]:
                       f"(row index % {HOLDOUT_EVERY} == 2) of the CSV order"),
         "held_out": {"configs": list(HOLDOUT_CONFIGS), "load_points": f"row index % {HOLDOUT_EVERY} == 2"},
         "constants": consts,
-        "error": {
-            "train": summarize(df, consts, train),
-            "heldout_points": summarize(df, consts, held_pts),
-            "heldout_configs": summarize(df, consts, held_cfg),
-            "all": summarize(df, consts, None),
-        },
+        "error": fit_harness.error_tables(summarize, df, consts, {
+            "train": train, "heldout_points": held_pts, "heldout_configs": held_cfg, "all": None}),
     }
-    for name, r in leave_one_out(df).items():
-        doc["error"][f"leave_out_{name}"] = r["heldout"]
-    full = fit(df, np.ones(df.height, bool), x0=consts)
-    doc["fitted_constants"] = list(FIT_KEYS)
-    doc["fixed_constants"] = {k: v for k, v in full.items() if k not in FIT_KEYS}
-    doc["constants_split_fit"] = consts
-    doc["constants"] = full
-    doc["error"]["all_full_fit"] = summarize(df, full, None)
-    return doc
+    return fit_harness.finish(doc, df, fit, summarize, leave_one_out, FIT_KEYS, consts, uncertainty)
 
 
 def check_reference(path, echo: Callable[[str], None] = print, consts=None) -> dict[str, Any]:

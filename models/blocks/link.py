@@ -47,6 +47,14 @@ NVMe, RDMA, TCP
 * ``tcp_round_trip_ns(nbytes, link_gbit_s, n_switches, ...)`` and
   ``nvmeof_overhead_ns(io_b, transport, ...)`` for NVMe-oF over RDMA or TCP.
 
+Parameter group
+---------------
+* ``params(prefix, gens=, lanes=, default_gen=, default_lanes=, flit_mode=, source=)``: a
+  model's ``<prefix>link_gen`` / ``<prefix>lanes`` / ``<prefix>flit_mode`` parameters, the
+  generations from :data:`PARAM_GENS` (declared once here; a model may restrict them).
+* ``from_batch(p, prefix)`` -> :class:`LinkSpec`: generation numbers, lanes, flit codes
+  and where the flit mode exists (``flit_exists``; ``infeasible()`` gives the reason).
+
 Sources: PCI Express Base Specification 1.0-6.0 (rates, encodings, flit layout),
 CXL Specification 2.0 §4.2 (68 B flit, slot formats) and 3.x §6.2.3 (256 B and
 latency-optimized flits), Pond (Li et al., ASPLOS'23) for port/switch latency as
@@ -57,12 +65,14 @@ datasheets for switch latencies; each constant below names its own.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from dse.errors import DseError, allowed_list, did_you_mean
+from dse.model import Batch, Param
 
 ArrayLike = Any
 
@@ -407,6 +417,101 @@ def _lanes(lanes: ArrayLike) -> np.ndarray:
     return arr
 
 
+# ============================================================================= parameter group
+#: Generations a model's ``link_gen`` parameter offers unless it restricts them
+#: (``params(gens=...)``): the PHYs CXL devices run on -- PCIe 4.0 (a CXL 1.1/2.0 device on
+#: an older host), 5.0 (CXL 1.1/2.0) and 6.0 (CXL 3.x).  The one list models share.
+PARAM_GENS: tuple[str, ...] = ("pcie4", "pcie5", "pcie6")
+#: Widths a model's ``lanes`` parameter offers by default (x4/x8/x16 E3.S, AIC and CEM links).
+PARAM_LANES: tuple[int, ...] = (4, 8, 16)
+#: The group's own defaults with their sources; a model that sets another default gives its own.
+PARAM_DEFAULTS: dict[str, tuple[Any, str]] = {
+    "link_gen": ("pcie5", "CXL 1.1/2.0 devices run on the PCIe 5.0 PHY, 32 GT/s (CXL 2.0 spec; link block)"),
+    "lanes": (8, "x8 is the common E3.S/AIC CXL device width (Micron CZ120, Samsung CMM-D; link block)"),
+    "flit_mode": ("68B", "CXL 1.1/2.0 use the 68 B flit (CXL 2.0 spec §4.2; link block)"),
+}
+#: What each parameter of the group means (``dse describe``).
+PARAM_DOCS: dict[str, str] = {
+    "link_gen": "PCIe generation of the link's PHY (CXL 1.1/2.0 run on PCIe 5.0, CXL 3.x on PCIe 6.0)",
+    "lanes": "link width in lanes",
+    "flit_mode": "CXL.mem flit: 68B (CXL 1.1/2.0; not at PCIe 6), 256B or latency-optimized 256B_lo (CXL 3.x)",
+}
+
+
+def params(prefix: str = "", *, gens: Sequence[str] | None = None, lanes: Sequence[int] = PARAM_LANES,
+           default_gen: str = PARAM_DEFAULTS["link_gen"][0], default_lanes: int = PARAM_DEFAULTS["lanes"][0],
+           flit_mode: str | None = None, source: str | Mapping[str, str] | None = None) -> tuple[Param, ...]:
+    """The link's parameters for a model: ``<prefix>link_gen`` (``gens``, a subset of
+    :data:`GENERATIONS`, default :data:`PARAM_GENS`), ``<prefix>lanes`` and, where
+    ``flit_mode`` names a default flit, ``<prefix>flit_mode`` (:data:`FLIT_MODES`).
+    ``source`` is one source for all or one per unprefixed name; a default other than the
+    block's (:data:`PARAM_DEFAULTS`) must come with its own source."""
+    gens = PARAM_GENS if gens is None else tuple(gens)
+    unknown = [g for g in gens if g not in GENERATIONS]
+    if unknown or not gens:
+        raise ValueError(f"link.params: generations {unknown or gens!r} not in {GENERATIONS}")
+    fields = {"link_gen": (default_gen, gens), "lanes": (default_lanes, tuple(lanes))}
+    if flit_mode is not None:
+        fields["flit_mode"] = (flit_mode, FLIT_MODES)
+    out = []
+    for key, (default, choices) in fields.items():
+        out.append(Param(prefix + key, default, _group_source(key, default, source), choices=choices,
+                         doc=PARAM_DOCS[key]))
+    return tuple(out)
+
+
+def _group_source(key: str, default: Any, source: str | Mapping[str, str] | None) -> str:
+    """A group parameter's source: the model's, else the block's for the block's own default."""
+    given = source if isinstance(source, str) else (source or {}).get(key)
+    if given:
+        return given
+    block_default, block_source = PARAM_DEFAULTS[key]
+    if default != block_default:
+        raise ValueError(f"link.params: {key} default {default!r} differs from the block's; give its source")
+    return block_source
+
+
+@dataclass(frozen=True)
+class LinkSpec:
+    """A batch's link, as columns of length ``Batch.n`` (:func:`from_batch`)."""
+
+    #: Code of the model's ``link_gen`` choice (index into the ``gens`` it declared).
+    gen_index: np.ndarray
+    #: PCIe generation number (5 = PCIe 5.0): what this block's functions take as ``gen``.
+    gen: np.ndarray
+    #: Lanes (int64).
+    lanes: np.ndarray
+    #: Flit code (index into :data:`FLIT_MODES`), None without ``flit_mode``.  Where the mode
+    #: does not exist at the generation (``flit_exists`` False) it is 1 (256B), so the block's
+    #: functions evaluate; the model declares those points infeasible (:meth:`infeasible`).
+    flit: np.ndarray | None
+    #: False where the chosen flit mode does not exist at the generation (68 B at PCIe 6+).
+    flit_exists: np.ndarray
+
+    def infeasible(self) -> dict[str, np.ndarray]:
+        """``{reason: mask}`` for a model's ``evaluate``: flit modes the generation lacks."""
+        return {NO_68B_FLIT_REASON: ~self.flit_exists}
+
+
+def from_batch(p: Batch, prefix: str = "") -> LinkSpec:
+    """The link of a model's batch, from the parameters :func:`params` declared with ``prefix``."""
+    n = (p.n,)
+    gen = np.broadcast_to(p.pick(prefix + "link_gen", {g: i + 1 for i, g in enumerate(GENERATIONS)}), n)
+    lanes = np.broadcast_to(np.asarray(p[prefix + "lanes"]).astype(np.int64), n)
+    if prefix + "flit_mode" not in p:
+        return LinkSpec(np.broadcast_to(p[prefix + "link_gen"], n), gen, lanes, None, np.ones(n, dtype=bool))
+    flit = np.broadcast_to(np.asarray(p[prefix + "flit_mode"], dtype=np.int64), n)  # codes into FLIT_MODES (the group's choices)
+    exists = flit_exists(gen, flit)
+    return LinkSpec(np.broadcast_to(p[prefix + "link_gen"], n), gen, lanes, np.where(exists, flit, 1), exists)
+
+
+def flit_exists(gen: ArrayLike, flit_mode: ArrayLike) -> np.ndarray:
+    """True where the flit mode exists at the generation: every mode up to 32 GT/s; PCIe 6.0
+    and later (PAM4 + FEC flit mode) carry only the 256 B flits (CXL 3.0 §6.2.3)."""
+    g, f = gen_code(gen), flit_code(flit_mode)
+    return ~((np.asarray(f) == 0) & np.take(GEN_FLIT_MODE, g))
+
+
 # ============================================================================= bandwidth
 def transfer_rate_gts(gen: ArrayLike) -> np.ndarray:
     """Transfer rate per lane in GT/s."""
@@ -458,6 +563,23 @@ def pcie_dma_bw_gbps(
 ) -> np.ndarray:
     """Payload bandwidth (GB/s, one direction) of DMA transfers of ``transfer_b`` bytes."""
     return raw_bw_gbps(gen, lanes) * pcie_tlp_efficiency(transfer_b, gen, mps_b, header_b)
+
+
+def tlp_wire_bytes(payload_b: ArrayLike, lanes: ArrayLike, tlp_payload_b: ArrayLike,
+                   tlp_overhead_b: ArrayLike) -> np.ndarray:
+    """Wire bytes of one message of ``payload_b`` bytes split into TLPs of at most
+    ``tlp_payload_b`` bytes with a fixed ``tlp_overhead_b`` (header, DLL and framing) each,
+    striped over ``lanes`` (every lane carries whole bytes: rounded up to a multiple of
+    the lanes).  The fixed-overhead form of :func:`pcie_tlp_efficiency` that MQSim's PCIe
+    link uses (128-B TLPs, 28 B each; the flash block); 0 B of payload is 0 B."""
+    p = np.asarray(payload_b, dtype=np.float64)
+    mps = np.asarray(tlp_payload_b, dtype=np.float64)
+    ovh = np.asarray(tlp_overhead_b, dtype=np.float64)
+    full = np.floor(p / mps)
+    rem = p - full * mps
+    wire = full * (mps + ovh) + np.where(rem > 0, rem + ovh, 0.0)
+    n_lanes = np.asarray(lanes, dtype=np.float64)
+    return np.ceil(wire / n_lanes) * n_lanes
 
 
 # ============================================================================= CXL.mem flits

@@ -44,14 +44,9 @@ from models.blocks.calibration import per_calibration
 
 # ----------------------------------------------------------------------------- media
 MEDIA = ("ddr4_3200", "ddr5_4800", "ddr5_5600", "lpddr5x_8533", "hbm2e")
-#: dram-block timing set of each medium (JEDEC timings, see models/blocks/dram.py).
-MEDIA_STANDARD = {
-    "ddr4_3200": "DDR4-3200",
-    "ddr5_4800": "DDR5-4800",
-    "ddr5_5600": "DDR5-5600",
-    "lpddr5x_8533": "LPDDR5X-8533",
-    "hbm2e": "HBM2e",
-}
+#: dram-block timing set of each medium (JEDEC timings, see models/blocks/dram.py): the
+#: dram group's labels, "ddr5_4800" -> "DDR5-4800".
+MEDIA_STANDARD = {m: dram.standard_of(m) for m in MEDIA}
 #: Energy-block IDD sets per vendor-counted channel: the DDR5 sets are one 32-bit
 #: subchannel (4 x8 devices, energy block) and a DDR5 DIMM channel has two (JESD79-5); the
 #: other media's sets are one channel.  Power only: the dram block's DDR5 timing sets are
@@ -80,9 +75,10 @@ MEDIA_ENERGY = {
 #: servers ship DDR5-4800; Intel Xeon 4th gen product brief).
 LOCAL_STANDARD = "DDR5-4800"
 
-LINK_GENS = ("pcie4", "pcie5", "pcie6")
-FLIT_MODES = ("68B", "256B", "256B_lo")
-PATTERNS = ("random", "stream")
+#: Link generations, flit modes and access patterns: the link and dram blocks' parameter groups.
+LINK_GENS = link.PARAM_GENS
+FLIT_MODES = link.FLIT_MODES
+PATTERNS = dram.PATTERNS
 
 #: Controller power, W.  Assumption: ~8 W for a CXL Type-3 ASIC with 2-4 DDR5 channels
 #: (the E3.S 2T form factor budget is 25-40 W for the whole module, SNIA SFF-TA-1008).
@@ -170,9 +166,10 @@ class CxlExpander(Model):
     variant_param = "media"
     eval_chunk = 65536  # measured (dse bench): 3.5M points/s against 2.8M at 32768
     params = (
-        Param("link_gen", "pcie5", "CXL 1.1/2.0 devices run on the PCIe 5.0 PHY (CXL 2.0 spec); CZ120-class devices", choices=LINK_GENS),
-        Param("lanes", 8, "x8 is the common E3.S/AIC expander width (Micron CZ120, Samsung CMM-D)", choices=(4, 8, 16)),
-        Param("flit_mode", "68B", "CXL 1.1/2.0 use the 68 B flit (CXL 2.0 spec §4.2); 256B needs CXL 3.x", choices=FLIT_MODES),
+        *link.params(gens=LINK_GENS, default_gen="pcie5", default_lanes=8, flit_mode="68B", source={
+            "link_gen": "CXL 1.1/2.0 devices run on the PCIe 5.0 PHY (CXL 2.0 spec); CZ120-class devices",
+            "lanes": "x8 is the common E3.S/AIC expander width (Micron CZ120, Samsung CMM-D)",
+            "flit_mode": "CXL 1.1/2.0 use the 68 B flit (CXL 2.0 spec §4.2); 256B needs CXL 3.x"}),
         Param(
             "ctrl_latency_ns", 40.0,
             "CXL-GPU digest: an ASIC controller round trip of 'tens of ns' (>3x below 250 ns); assumption: 40 ns",
@@ -186,11 +183,12 @@ class CxlExpander(Model):
         Param("hop_latency_ns", link.CXL_SWITCH_NS, "link block: Pond's switch + 2 retimers = 115 ns round trip, split per traversal",
               bounds=(5.0, 200.0), doc="one switch traversal, each direction"),
         Param("retimers", 0, "direct attach without retimers (short E3.S trace)", bounds=(0, 4), integer=True),
-        Param("media", "ddr5_4800", "CZ120-class expanders use DDR5-4800 (Micron CZ120 product brief)", choices=MEDIA),
-        Param("channels", 2, "Micron CZ120: two DDR5 channels", bounds=(1, 16), integer=True,
-              doc="memory channels as vendors count them (a DDR5 channel has 2 subchannels)"),
-        Param("capacity_gib", 256.0, "Micron CZ120: 128 or 256 GB modules", bounds=(16.0, 8192.0)),
-        Param("pattern", "random", "assumption: random lines (row conflicts) are the common case for far memory", choices=PATTERNS),
+        *dram.params(media="ddr5_4800", channels=2, capacity_gib=256.0, pattern="random", media_choices=MEDIA,
+                     bounds={"channels": (1, 16), "capacity_gib": (16.0, 8192.0)}, source={
+                         "media": "CZ120-class expanders use DDR5-4800 (Micron CZ120 product brief)",
+                         "channels": "Micron CZ120: two DDR5 channels",
+                         "capacity_gib": "Micron CZ120: 128 or 256 GB modules",
+                         "pattern": "assumption: random lines (row conflicts) are the common case for far memory"}),
         Param("read_frac", 0.67, "2:1 read:write, the mix vendors quote expander bandwidth at (Micron CZ120 brief)", bounds=(0.0, 1.0)),
         Param("offered_load_frac", 0.5, "assumption: half of the sustainable bandwidth", bounds=(0.0, 0.999),
               doc="offered traffic as a fraction of the device's sustainable bandwidth"),
@@ -212,10 +210,10 @@ class CxlExpander(Model):
         Param("local_dram_gib", 128.0,
               "assumption: half of the family's default 256 GiB footprint stays local (a 1:1 local:CXL split, within Pond's 25-50 % pool share)",
               bounds=(0.0, 8192.0), doc="local DRAM of the host in the tiered placement"),
-        Param("host_channels", 16, "Intel Xeon 4th gen (Sapphire Rapids): 8 DDR5-4800 channels per socket, 2 sockets",
-              bounds=(1, 32), integer=True, doc="local DDR5 channels of the host"),
-        Param("host_max_dram_gib", 4096.0, "assumption: 16 channels x 2 DIMMs per channel x 128 GiB RDIMMs",
-              bounds=(64.0, 32768.0), doc="most local DRAM the host's DIMM slots take"),
+        *dram.params("host_", channels=16, max_dram_gib=4096.0, bounds={"channels": (1, 32), "max_dram_gib": (64.0, 32768.0)},
+                     doc={"channels": "local DDR5 channels of the host", "max_dram_gib": "most local DRAM the host's DIMM slots take"},
+                     source={"channels": "Intel Xeon 4th gen (Sapphire Rapids): 8 DDR5-4800 channels per socket, 2 sockets",
+                             "max_dram_gib": "assumption: 16 channels x 2 DIMMs per channel x 128 GiB RDIMMs"}),
         Param("host_cxl_lanes", 64,
               "assumption: 2 sockets x 80 PCIe 5.0 lanes (Xeon 4th gen), 64 of them given to CXL, the rest to NICs and drives",
               bounds=(4, 256), integer=True, doc="host lanes for CXL devices (a switch's upstream port takes 32)"),
@@ -241,11 +239,11 @@ class CxlExpander(Model):
 
     def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
         read_frac = np.broadcast_to(p.read_frac, (p.n,))
-        link_rt_ns, link_bw_gbps, flit_ns, valid = _link_terms(p, read_frac)
+        link_rt_ns, link_bw_gbps, flit_ns, lk = _link_terms(p, read_frac)
 
         # --- media: the dram block, once per medium present (scalar timings are much cheaper)
-        stream = np.broadcast_to(p.is_("pattern", "stream"), (p.n,))
-        n_ch = np.broadcast_to(np.asarray(p.channels, np.float64), (p.n,))
+        media = dram.from_batch(p)
+        stream, n_ch = media.stream, media.channels
         load = np.broadcast_to(p.offered_load_frac, (p.n,))
         idle_tab = _media_idle_table()
         sat_gbps, media_idle_ns, media_loaded_ns = _media_terms(p, link_bw_gbps, stream, n_ch, load, read_frac, idle_tab)
@@ -264,10 +262,10 @@ class CxlExpander(Model):
         device_usd = _device_usd(p)
         power_w = _device_power_w(p, offered_gbps, stream, n_ch)
 
-        nan = np.where(valid, 1.0, np.nan)
+        nan = np.where(lk.flit_exists, 1.0, np.nan)
         system = self._system(p, local_ns, loaded_ns, bw_gbps, link_bw_gbps, device_usd, power_w, stream)
         return {
-            "infeasible": {link.NO_68B_FLIT_REASON: ~valid, **system.pop("infeasible")},
+            "infeasible": {**lk.infeasible(), **system.pop("infeasible")},
             **{k: v * nan for k, v in system.items()},
             "idle_read_latency_ns": idle_ns * nan,
             "loaded_read_latency_ns": loaded_ns * nan,
@@ -323,20 +321,19 @@ class CxlExpander(Model):
         }
 
 
-def _link_terms(p: Batch, read_frac: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Link: unloaded round trip, bandwidth and flit time (link block) per (generation, flit mode), and where it exists."""
-    # the link block takes generation numbers (5 = PCIe 5.0)
-    lanes = np.broadcast_to(p.lanes, (p.n,))
+def _link_terms(p: Batch, read_frac: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, link.LinkSpec]:
+    """Link: unloaded round trip, bandwidth and flit time (link block) per (generation, flit
+    mode), and the link's spec (where the flit mode exists: ``flit_exists``)."""
+    spec = link.from_batch(p)
+    lanes = spec.lanes
     hops, retimers = np.broadcast_to(p.switch_hops, (p.n,)), np.broadcast_to(p.retimers, (p.n,))
     hop_ns = np.broadcast_to(p.hop_latency_ns, (p.n,))
     port_ns = np.broadcast_to(p.port_latency_ns, (p.n,))
     link_rt_ns, link_bw_gbps, flit_ns = np.empty(p.n), np.empty(p.n), np.empty(p.n)
-    valid = np.ones(p.n, dtype=bool)
     for (gen_label, flit_label), idx in p.groups("link_gen", "flit_mode"):
-        gen = link.GENERATIONS.index(gen_label) + 1
-        if flit_label == "68B" and link.GEN_FLIT_MODE[gen - 1]:
-            # the 68 B flit does not exist at 64 GT/s (CXL 3.x): infeasible points
-            valid[idx] = False
+        gen = link.GENERATIONS.index(gen_label) + 1  # the link block takes generation numbers (5 = PCIe 5.0)
+        if not link.flit_exists(gen, flit_label):
+            # the 68 B flit does not exist at 64 GT/s (CXL 3.x): infeasible points (spec.infeasible)
             link_rt_ns[idx] = link_bw_gbps[idx] = flit_ns[idx] = np.nan
             continue
         link_rt_ns[idx] = link.cxl_round_trip_ns(
@@ -345,7 +342,7 @@ def _link_terms(p: Batch, read_frac: np.ndarray) -> tuple[np.ndarray, np.ndarray
         )
         link_bw_gbps[idx] = link.cxl_mem_bw_gbps(gen, lanes[idx], flit_label, read_frac[idx])
         flit_ns[idx] = link.flit_serialization_ns(flit_label, gen, lanes[idx])
-    return link_rt_ns, link_bw_gbps, flit_ns, valid
+    return link_rt_ns, link_bw_gbps, flit_ns, spec
 
 
 def _media_terms(p: Batch, link_bw_gbps: np.ndarray, stream: np.ndarray, n_ch: np.ndarray, load: np.ndarray,

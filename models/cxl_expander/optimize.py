@@ -26,6 +26,7 @@ import numpy as np
 from dse.errors import DseError
 from dse.optimize import Solution, solver_name
 from dse.units import HOURS_PER_YEAR
+from models.blocks import link
 from models.blocks.cost import PUE, USD_PER_KWH
 
 MODULE_CAPACITIES_GIB = (64, 128, 256, 512)  # E3.S/AIC module sizes offered by vendors (CZ120: 128/256)
@@ -36,13 +37,14 @@ def _candidates(read_frac: float, media: list[str]) -> dict[str, np.ndarray]:
 
     combos = [
         (m, g, lanes, cap)
-        for m, g, lanes, cap in itertools.product(media, LINK_GENS, (4, 8, 16), MODULE_CAPACITIES_GIB)
+        for m, g, lanes, cap in itertools.product(media, LINK_GENS, link.PARAM_LANES, MODULE_CAPACITIES_GIB)
     ]
     model = CxlExpander()
     cols = {
         "media": [c[0] for c in combos],
         "link_gen": [c[1] for c in combos],
-        "flit_mode": ["256B" if c[1] == "pcie6" else "68B" for c in combos],
+        # each generation's own flit: 68 B up to 32 GT/s, 256 B at PCIe 6 (link block)
+        "flit_mode": [link.FLIT_MODES[link.default_flit_mode(c[1])] for c in combos],
         "lanes": np.asarray([c[2] for c in combos], dtype=float),
         "capacity_gib": np.asarray([c[3] for c in combos], dtype=float),
         "channels": np.asarray([4 if c[2] == 16 else 2 for c in combos], dtype=float),

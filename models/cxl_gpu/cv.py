@@ -1,11 +1,11 @@
 """Leave-one-anchor-out for cxl-gpu (``dse validate cxl-gpu --cv``).
 
-The model's fitted constants are module-level (``calibration.CAL``, written by ``fit.py``),
+The model's fitted constants are module-level (``fitted.CAL``, written by ``calibration.py``),
 so :func:`left_out` patches them for the one evaluation and restores them in a
 ``finally``.  What "refit without the anchor" means for each group of constants:
 
 * ``gpu.offchip_frac`` + ``gpu.store_ns`` (DRAM endpoint): solved to the other two
-  workload classes instead (``fit.fit_dram``, as ``fit.loo_dram``; the third class, load,
+  workload classes instead (``calibration.fit_dram``, as ``calibration.loo_dram``; the third class, load,
   is a prediction that takes the left-out class's place as the second equation).
 * ``uvm.faults_per_page``: only UVM 52.7x sets it.  Left out it takes its a-priori value,
   1 fault per non-resident page and pass (digest M3: ``N_fault = footprint / S_page x
@@ -39,8 +39,8 @@ import numpy as np
 
 from dse.claims import claim_value
 from models.blocks import flash
-from models.cxl_gpu import fit, paths
-from models.cxl_gpu.calibration import CAL
+from models.cxl_gpu import calibration, paths
+from models.cxl_gpu.fitted import CAL
 
 CLAIMS_PATH = Path(__file__).resolve().parent / "claims.yaml"
 
@@ -60,7 +60,7 @@ SSD_PRIORS: dict[str, tuple[str, Callable[[], float], str]] = {
     "naive_vs_gpudram": ("ssd.miss_concurrency", lambda: float(paths.MEDIA_TABLE["dies"][paths.MEDIA.index("znand")]),
                          "one flash read per die at a time: the Z-NAND endpoint's 64 dies (flash block geometry)"),
     "sr_gain_1d_vector": ("ssd.seq_miss_concurrency", lambda: 1.0,
-                          "a stream's misses fall on one 4 KiB page of one die, so they serialize (fit.py's mechanism)"),
+                          "a stream's misses fall on one 4 KiB page of one die, so they serialize (calibration.py's mechanism)"),
     "ds_vs_sr_store": ("gc.interval_gib", _gc_interval_prior_gib,
                        "a pause reclaims one victim block per plane, freeing its invalid pages (flash block)"),
 }
@@ -83,7 +83,7 @@ SR_PRIORS: dict[str, tuple[str, Callable[[], float]]] = {
     "hit_rand_max_gran": ("pollution", lambda: 1.0),
     "hit_sr_around": ("bwd_around", lambda: (0.0 + _sr("fwd_rand")) / 2.0),
 }
-#: The SR constants least squares solves together (fit.fit) and the cells they are solved to.
+#: The SR constants least squares solves together (calibration.fit) and the cells they are solved to.
 _SR_JOINT = ("fwd_around", "fwd_rand", "bwd_around", "pollution")
 _SR_JOINT_CELLS = ("hit_dyn_around", "hit_dyn_rand", "hit_sr_around", "hit_rand_max_gran")
 
@@ -104,12 +104,12 @@ def _patched() -> Iterator[None]:
 
 def _ssd_residuals(target: str) -> float:
     if target == "naive_vs_gpudram":
-        return fit.mean(fit.run("cxl_naive", "znand", fit.FIG9D_ALL)["slowdown_x"]) / fit.T_NAIVE_VS_GPU - 1.0
+        return calibration.mean(calibration.run("cxl_naive", "znand", calibration.FIG9D_ALL)["slowdown_x"]) / calibration.T_NAIVE_VS_GPU - 1.0
     if target == "sr_gain_1d_vector":
-        vec = fit.FIG9D["seq"]
-        r = fit.run("cxl", "znand", vec)["slowdown_x"] / fit.run("cxl_sr", "znand", vec)["slowdown_x"]
-        return fit.mean(r) / fit.T_SR_VECTOR - 1.0
-    return fit.ds_gain_pct("store") / fit.T_DS_STORE_PCT - 1.0
+        vec = calibration.FIG9D["seq"]
+        r = calibration.run("cxl", "znand", vec)["slowdown_x"] / calibration.run("cxl_sr", "znand", vec)["slowdown_x"]
+        return calibration.mean(r) / calibration.T_SR_VECTOR - 1.0
+    return calibration.ds_gain_pct("store") / calibration.T_DS_STORE_PCT - 1.0
 
 
 def refit_ssd_without(anchor: str) -> None:
@@ -131,14 +131,14 @@ def refit_ssd_without(anchor: str) -> None:
 
 
 def _sr_cell(cell: str) -> float:
-    t = fit.T_HIT
+    t = calibration.T_HIT
     if cell == "hit_dyn_around":
-        return fit.hit("cxl_dyn", "around") - t["dyn"]["around"]
+        return calibration.hit("cxl_dyn", "around") - t["dyn"]["around"]
     if cell == "hit_dyn_rand":
-        return fit.hit("cxl_dyn", "rand") - t["dyn"]["rand"]
+        return calibration.hit("cxl_dyn", "rand") - t["dyn"]["rand"]
     if cell == "hit_sr_around":
-        return fit.hit("cxl_sr", "around") - t["sr"]["around"]
-    return fit.hit("cxl_dyn", "rand", devload=False) - t["maxg_rand"]
+        return calibration.hit("cxl_sr", "around") - t["sr"]["around"]
+    return calibration.hit("cxl_dyn", "rand", devload=False) - t["maxg_rand"]
 
 
 def refit_sr_without(anchor: str) -> None:
@@ -169,7 +169,7 @@ def left_out(anchor_id: str) -> float:
     with _patched():
         if anchor_id in ("cxl_slowdown_compute", "cxl_slowdown_store"):
             held = anchor_id.rsplit("_", 1)[1]
-            fit.fit_dram(tuple(c for c in fit.T_CLASS_PCT if c != held))
+            calibration.fit_dram(tuple(c for c in calibration.T_CLASS_PCT if c != held))
         elif anchor_id == "uvm_vs_gpudram":
             CAL["uvm"]["faults_per_page"] = 1.0
         elif anchor_id in SSD_PRIORS:

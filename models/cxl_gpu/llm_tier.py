@@ -79,6 +79,77 @@ def _check(name: str, value: Any, allowed: tuple[Any, ...]) -> None:
         raise DseError(f"{name}={value!r} is not allowed; allowed: {allowed_list(allowed)}")
 
 
+def _check_inputs(mode: str, speed_frac: float, media: str, link_gen: str, lanes: int, root_ports: int,
+                  ep_capacity_gib: float) -> None:
+    _check("mode", mode, MODES)
+    _check("media", media, paths.MEDIA)
+    _check("link_gen", link_gen, paths.LINK_GENS)
+    _check("lanes", int(lanes), paths.LANES)
+    if not 0 < float(speed_frac) <= 1:
+        raise DseError(f"speed_frac={speed_frac} is not allowed; allowed: 0 < speed_frac <= 1")
+    if int(root_ports) < 1 or float(ep_capacity_gib) <= 0:
+        raise DseError("root_ports must be >= 1 and ep_capacity_gib > 0")
+
+
+def tier_systems(ep: dict[str, float], media: str, link_gen: str, lanes: int, root_ports: int) -> tuple[Any, Any]:
+    """The GPU-DRAM ideal (unlimited HBM) and the GPU with the CXL expander as tier 2."""
+    from models.blocks.llm import tier
+
+    base = _system()
+    hbm = base.tiers[0]
+    ideal = base.with_tiers(replace(hbm, capacity_bytes=IDEAL_HBM_GIB * GIB))
+    cxl_tier = tier("cxl", ep["capacity_gib"], ep["bw_gbps"], name="cxl",
+                    source=f"{root_ports} x {media} endpoint(s) on {link_gen} x{lanes}")
+    return ideal, base.with_tiers(hbm, cxl_tier)
+
+
+def serve_rows(models: list[Any], ideal: Any, cxl: Any, speed_frac: float, batch: int, prompt: int,
+               gen: int) -> tuple[list[dict[str, Any]], list[float]]:
+    """Per candidate: tokens/s with the CXL tier (placement LP and greedy) over the ideal's;
+    and the LP's gain over greedy (%) where both are feasible."""
+    from models.blocks.llm import inference
+
+    rows: list[dict[str, Any]] = []
+    gaps: list[float] = []
+    for m in models:
+        kw = dict(batch=batch, prompt=prompt, gen=gen, datatype="float16", overlap="sum", raise_infeasible=False)
+        r0 = inference(m, ideal, **kw)
+        rg = inference(m, cxl, placement="greedy", **kw)
+        rl = inference(m, cxl, placement="lp", **kw)
+        ok = bool(rl["feasible"]) and bool(r0["feasible"])
+        frac_l = float(rl["tokens_per_s"] / r0["tokens_per_s"]) if ok else 0.0
+        frac_g = float(rg["tokens_per_s"] / r0["tokens_per_s"]) if bool(rg["feasible"]) else 0.0
+        if ok and frac_g > 0:
+            gaps.append((frac_l / frac_g - 1.0) * 100.0)
+        rows.append({"model": m.name, "params_b": m.params / 1e9, "mem_gib": float(r0["mem_bytes"]) / GIB,
+                     "cxl_gib": float(rl["tier_cxl_bytes"]) / GIB if ok else float("nan"),
+                     "speed_frac": frac_l, "greedy_speed_frac": frac_g, "meets": ok and frac_l >= speed_frac})
+    return rows, gaps
+
+
+def train_rows(models: list[Any], ideal: Any, cxl: Any, speed_frac: float, train_batch: int) -> list[dict[str, Any]]:
+    """Per candidate: samples/s with weights, activations and optimizer state offloaded to the
+    CXL tier over the ideal's (all candidates in one vectorized call per system)."""
+    from models.blocks.llm import train_step
+
+    shapes = {k: np.array([getattr(m, f) for m in models]) for k, f in
+              (("hidden", "hidden"), ("ffn", "ffn"), ("seq", "seq"), ("heads", "heads"), ("head_dim", "head_dim"),
+               ("layers", "layers"), ("kv_heads", "kv_heads"))}
+    common = dict(num_procs=1, tensor_par=1, pipeline_par=1, data_par=1, batch_size=train_batch, microbatch_size=1,
+                  datatype="float16", activation_recompute="full")
+    r0 = train_step(shapes, ideal, **common)
+    r1 = train_step(shapes, cxl, weight_offload=True, activations_offload=True, optimizer_offload=True, **common)
+    rows = []
+    for i, m in enumerate(models):
+        ok = int(r0["error"][i]) == 0 and int(r1["error"][i]) == 0
+        frac = float(r1["sample_rate"][i] / r0["sample_rate"][i]) if ok else 0.0
+        need = float(r0["mem_tier1_bytes"][i]) / GIB
+        rows.append({"model": m.name, "params_b": m.params / 1e9, "mem_gib": need,
+                     "cxl_gib": float(r1["mem_tier2_bytes"][i]) / GIB if ok else float("nan"),
+                     "speed_frac": frac, "meets": ok and frac >= speed_frac})
+    return rows
+
+
 def largest_model(
     mode: str = "serve",
     speed_frac: float = 0.5,
@@ -93,56 +164,15 @@ def largest_model(
     train_batch: int = 64,
 ) -> Solution:
     """Largest LLM trainable or servable on one GPU with a CXL tier at >= speed_frac of GPU-DRAM speed, and its $ per B params."""
-    from models.blocks.llm import inference, tier, train_step
-
-    _check("mode", mode, MODES)
-    _check("media", media, paths.MEDIA)
-    _check("link_gen", link_gen, paths.LINK_GENS)
-    _check("lanes", int(lanes), paths.LANES)
-    if not 0 < float(speed_frac) <= 1:
-        raise DseError(f"speed_frac={speed_frac} is not allowed; allowed: 0 < speed_frac <= 1")
-    if int(root_ports) < 1 or float(ep_capacity_gib) <= 0:
-        raise DseError("root_ports must be >= 1 and ep_capacity_gib > 0")
+    _check_inputs(mode, speed_frac, media, link_gen, lanes, root_ports, ep_capacity_gib)
     root_ports, lanes = int(root_ports), int(lanes)
     ep = expander(media, link_gen, lanes, root_ports, float(ep_capacity_gib))
-    base = _system()
-    hbm = base.tiers[0]
-    ideal = base.with_tiers(replace(hbm, capacity_bytes=IDEAL_HBM_GIB * GIB))
-    cxl_tier = tier("cxl", ep["capacity_gib"], ep["bw_gbps"], name="cxl",
-                    source=f"{root_ports} x {media} endpoint(s) on {link_gen} x{lanes}")
-    cxl = base.with_tiers(hbm, cxl_tier)
-    models = candidates()
-    rows: list[dict[str, Any]] = []
+    ideal, cxl = tier_systems(ep, media, link_gen, lanes, root_ports)
     gaps: list[float] = []
     if mode == "serve":
-        for m in models:
-            kw = dict(batch=batch, prompt=prompt, gen=gen, datatype="float16", overlap="sum", raise_infeasible=False)
-            r0 = inference(m, ideal, **kw)
-            rg = inference(m, cxl, placement="greedy", **kw)
-            rl = inference(m, cxl, placement="lp", **kw)
-            ok = bool(rl["feasible"]) and bool(r0["feasible"])
-            frac_l = float(rl["tokens_per_s"] / r0["tokens_per_s"]) if ok else 0.0
-            frac_g = float(rg["tokens_per_s"] / r0["tokens_per_s"]) if bool(rg["feasible"]) else 0.0
-            if ok and frac_g > 0:
-                gaps.append((frac_l / frac_g - 1.0) * 100.0)
-            rows.append({"model": m.name, "params_b": m.params / 1e9, "mem_gib": float(r0["mem_bytes"]) / GIB,
-                         "cxl_gib": float(rl["tier_cxl_bytes"]) / GIB if ok else float("nan"),
-                         "speed_frac": frac_l, "greedy_speed_frac": frac_g, "meets": ok and frac_l >= speed_frac})
+        rows, gaps = serve_rows(candidates(), ideal, cxl, speed_frac, batch, prompt, gen)
     else:
-        shapes = {k: np.array([getattr(m, f) for m in models]) for k, f in
-                  (("hidden", "hidden"), ("ffn", "ffn"), ("seq", "seq"), ("heads", "heads"), ("head_dim", "head_dim"),
-                   ("layers", "layers"), ("kv_heads", "kv_heads"))}
-        common = dict(num_procs=1, tensor_par=1, pipeline_par=1, data_par=1, batch_size=train_batch, microbatch_size=1,
-                      datatype="float16", activation_recompute="full")
-        r0 = train_step(shapes, ideal, **common)
-        r1 = train_step(shapes, cxl, weight_offload=True, activations_offload=True, optimizer_offload=True, **common)
-        for i, m in enumerate(models):
-            ok = int(r0["error"][i]) == 0 and int(r1["error"][i]) == 0
-            frac = float(r1["sample_rate"][i] / r0["sample_rate"][i]) if ok else 0.0
-            need = float(r0["mem_tier1_bytes"][i]) / GIB
-            rows.append({"model": m.name, "params_b": m.params / 1e9, "mem_gib": need,
-                         "cxl_gib": float(r1["mem_tier2_bytes"][i]) / GIB if ok else float("nan"),
-                         "speed_frac": frac, "meets": ok and frac >= speed_frac})
+        rows = train_rows(candidates(), ideal, cxl, speed_frac, train_batch)
     best = max((r for r in rows if r["meets"]), key=lambda r: r["params_b"], default=None)
     # the expansion only pays for models that do not fit in HBM alone
     beyond = max((r for r in rows if r["meets"] and r["cxl_gib"] > 0), key=lambda r: r["params_b"], default=None)

@@ -43,7 +43,7 @@ stores.  Time per (warp) instruction of a kernel, all variants normalized to GPU
 Cost: media $/GB (parameters), CXL and SSD controllers, internal DRAM, switches (cost
 block).  Power: controllers, DRAM background or flash idle, and per-byte energy of the
 link, DRAM and flash (energy block).  What each fitted constant was fitted to:
-``fit.py`` and ``calibration.toml``.
+``calibration.py`` and ``calibration.toml``.
 """
 
 from __future__ import annotations
@@ -54,16 +54,20 @@ import numpy as np
 
 from dse.model import Batch, Metric, Model, Param
 from dse.units import BITS_PER_BYTE, CACHELINE_B, GB, GIB, J_PER_PJ, KIB, MS_PER_S, NS_PER_S, NS_PER_US
-from models.blocks import energy, flash, workload
+from models.blocks import energy, flash, link, workload
 from models.blocks.cost import component_price
 from models.cxl_gpu import paths, speculative
 from models.cxl_gpu import workloads as wl
-from models.cxl_gpu.calibration import CAL
+from models.cxl_gpu.fitted import CAL
 
 DESIGNS = ("gpu_dram", "uvm", "gds", "cxl", "cxl_naive", "cxl_dyn", "cxl_sr", "cxl_ds")
 #: SR policy of each design (codes into speculative.POLICIES); CXL-DS adds DS to CXL-SR
 #: (Fig 9b compares DS against SR, 003:L238).
-DESIGN_POLICY = {"gpu_dram": 0, "uvm": 0, "gds": 0, "cxl": 0, "cxl_naive": 1, "cxl_dyn": 2, "cxl_sr": 3, "cxl_ds": 3}
+DESIGN_POLICY = {d: speculative.POLICIES.index(pol) for d, pol in (
+    ("gpu_dram", "none"), ("uvm", "none"), ("gds", "none"), ("cxl", "none"), ("cxl_naive", "naive"),
+    ("cxl_dyn", "dyn"), ("cxl_sr", "sr"), ("cxl_ds", "sr"))}
+#: Designs whose GPU reaches its expansion memory over CXL (the rest: GPU memory alone, UVM, GDS).
+CXL_DESIGNS = ("cxl", "cxl_naive", "cxl_dyn", "cxl_sr", "cxl_ds")
 MEDIA_LABELS = paths.MEDIA
 
 KINSTR = 1000.0
@@ -158,8 +162,8 @@ class CxlGpu(Model):
         Param("ctrl_rt_ns", 80.0, "digest M1 / ambiguity 1: 'two-digit ns' controller round trip, >3x below the 250 ns of SMT/TPP (003:L105-107); "
               "80 ns = the link block's four port traversals (Pond)", bounds=(10.0, 400.0),
               doc="round trip through the root-port and endpoint CXL controllers (protocol conversion included)"),
-        Param("link_gen", "pcie5", "Table 1a: PCIe 5.0 32 GT/s (003:L175-178)", choices=paths.LINK_GENS),
-        Param("lanes", 8, "Table 1a: x8 (003:L175)", choices=paths.LANES),
+        *link.params(gens=paths.LINK_GENS, lanes=paths.LANES, default_gen="pcie5", default_lanes=8,
+                     source={"link_gen": "Table 1a: PCIe 5.0 32 GT/s (003:L175-178)", "lanes": "Table 1a: x8 (003:L175)"}),
         Param("root_ports", 1, "digest ambiguity 14: one endpoint on one x8 link in the evaluation", bounds=(1, 8), integer=True),
         Param("eps_per_port", 1, "digest ambiguity 14: directly attached endpoint (more than one needs a switch)", bounds=(1, 4), integer=True),
         Param("ep_capacity_gib", 0.0,
@@ -273,9 +277,10 @@ _GB_PER_GIB = GIB / GB
 
 def _design_flags(p: Batch) -> SimpleNamespace:
     """Which design (and SR policy) each point is, its medium, and its workload's access pattern."""
-    t, w, d = wl.TABLE, p.workload, p.design
+    t, w = wl.TABLE, p.workload
     return SimpleNamespace(
-        is_gpu=d == 0, is_uvm=d == 1, is_gds=d == 2, is_cxl=d >= 3, is_ds=d == DESIGNS.index("cxl_ds"),
+        is_gpu=p.is_("design", "gpu_dram"), is_uvm=p.is_("design", "uvm"), is_gds=p.is_("design", "gds"),
+        is_cxl=p.pick("design", {k: k in CXL_DESIGNS for k in DESIGNS}), is_ds=p.is_("design", "cxl_ds"),
         policy=p.pick("design", DESIGN_POLICY), ssd=paths.IS_SSD[p.media],
         pat=(t["seq"][w], t["around"][w], t["rand"][w]), window=p.is_("sr_window", True),
     )
@@ -304,8 +309,9 @@ def _gpu_dram_ideal(p: Batch, mix: SimpleNamespace, media: dict) -> SimpleNamesp
 
 def _cxl_path(p: Batch) -> SimpleNamespace:
     """CXL path (M1): controller round trip + link wire time (+ a switch per extra EP), queue depth."""
-    lane_code = np.searchsorted(np.asarray(paths.LANES, dtype=np.float64), p.lanes)
-    li = p.link_gen * len(paths.LANES) + lane_code
+    lk = link.from_batch(p)  # each generation's own flit (paths.GEN_FLIT): no flit_mode parameter
+    lane_code = np.searchsorted(np.asarray(paths.LANES, dtype=np.float64), lk.lanes)
+    li = lk.gen_index * len(paths.LANES) + lane_code  # index into paths.LINK_TABLE (gens x lanes)
     fan_out = p.eps_per_port > 1
     cxl_rt = p.ctrl_rt_ns + paths.LINK_TABLE["wire_ns"][li] + np.where(fan_out, paths.LINK_TABLE["switch_ns"][li], 0.0)
     return SimpleNamespace(li=li, fan_out=fan_out, cxl_rt=cxl_rt, n_ep=p.root_ports * p.eps_per_port,
@@ -372,7 +378,7 @@ def _sr_size(p: Batch, f: SimpleNamespace, mix: SimpleNamespace, g: SimpleNamesp
     acc_per_ns = (ld + st) * far / roofline(_cxl_lat(f, mix, g, pl, ep, first), g.t_store)
     ld_share = np.where(ld + st > 0, ld / np.maximum(ld + st, 1e-30), 1.0)
     fill_b = ld_share * (1.0 - first["hit"]) * paths.FILL_B + (1.0 - ld_share) * CACHELINE_B
-    adapt = (f.policy >= 2) & p.is_("devload", True)
+    adapt = np.isin(f.policy, speculative.SIZES_SR) & p.is_("devload", True)
     gran = np.where(adapt, speculative.devload_gran_b(gmax, p.devload_moderate_frac, ep.backend_gbps, acc_per_ns, fill_b,
                                                       ld_share * first["sr_b"]), gmax)
     # second pass only where DevLoad moved the size
@@ -530,7 +536,8 @@ def _metrics(p: Batch, f: SimpleNamespace, mix: SimpleNamespace, g: SimpleNamesp
     """The metric columns; NaN where the design does not fit or a metric does not apply."""
     ssd, is_cxl, policy, pat, nan, added_gib = f.ssd, f.is_cxl, f.policy, f.pat, cap.nan, cap.added_gib
     cxl_nan = np.where(is_cxl, 1.0, np.nan)
-    sr_nan = np.where(is_cxl & ssd & (policy >= 1), 1.0, np.nan)
+    sends_sr, sizes_sr = np.isin(policy, speculative.SENDS_SR), np.isin(policy, speculative.SIZES_SR)
+    sr_nan = np.where(is_cxl & ssd & sends_sr, 1.0, np.nan)
     lookahead = (pat[0] + pat[1]) * p.queue_entries + pat[2] * ep.rand_queue
     return {
         "infeasible": {GDS_NEEDS_SSD: cap.gds_dram, NO_FIT: ~cap.fits},
@@ -540,7 +547,7 @@ def _metrics(p: Batch, f: SimpleNamespace, mix: SimpleNamespace, g: SimpleNamesp
         "offchip_per_kinstr": (mix.ld + mix.st) * KINSTR * nan,
         "cxl_round_trip_ns": c.cxl_rt * cxl_nan,
         "idram_hit_frac": np.where(ssd & is_cxl, sr.hit, np.nan) * nan,
-        "sr_gran_b": np.where(is_cxl & ssd & (policy >= 1), np.where(policy >= 2, sr.gran, speculative.NAIVE_GRAN_B),
+        "sr_gran_b": np.where(is_cxl & ssd & sends_sr, np.where(sizes_sr, sr.gran, speculative.NAIVE_GRAN_B),
                               np.nan) * nan,
         "sr_lookahead_req": lookahead * sr_nan * nan,
         "mlp_vs_ideal_x": np.where(is_cxl, c.mlp_cxl / g.mlp_loc, 1.0) * nan,

@@ -58,7 +58,10 @@ GPU_MAX_OUTSTANDING = 64
 LOCAL_QUEUE = 32
 
 # ----------------------------------------------------------------------------- link
-LINK_GENS = ("pcie4", "pcie5", "pcie6")
+#: Link generations (the link block's parameter group list: PCIe 4.0, 5.0, 6.0).
+LINK_GENS = link.PARAM_GENS
+#: Link widths (the link block's parameter group list: x4, x8, x16).
+LANES = link.PARAM_LANES
 #: CXL 1.1/2.0 use the 68 B flit on PCIe 4.0/5.0 PHYs; CXL 3.x at 64 GT/s the 256 B flit
 #: (link block FLIT_MODES).  The paper's link: PCIe 5.0 x8 (Table 1a).
 GEN_FLIT = {"pcie4": "68B", "pcie5": "68B", "pcie6": "256B"}
@@ -186,7 +189,7 @@ def link_tables() -> dict[str, np.ndarray]:
     switch, and the CXL.mem bandwidth of the link (GB/s, 2:1 read:write)."""
     ser, sw, bw = [], [], []
     for g in LINK_GENS:
-        for lanes in (4, 8, 16):
+        for lanes in LANES:
             parts = link.cxl_round_trip_breakdown(g, lanes, GEN_FLIT[g])
             ser.append(float(parts["serialization"] + parts["flight"] + parts["fec"]))
             parts1 = link.cxl_round_trip_breakdown(g, lanes, GEN_FLIT[g], n_switches=1)
@@ -199,7 +202,6 @@ def link_tables() -> dict[str, np.ndarray]:
 #: writes, the mix the Table 1b load ratios average to (0.45-1.0, mean ~0.7).
 READ_FRAC = 0.67
 LINK_TABLE = link_tables()
-LANES = (4, 8, 16)
 
 #: UVM / GDS page sizes the model offers, KiB: 4 KiB faults, 64 KiB UVM migration blocks,
 #: 2 MiB large pages (digest ambiguity 9), and two between.

@@ -38,9 +38,16 @@ import numpy as np
 
 from dse.units import CACHELINE_B
 from models.cxl_gpu import paths
-from models.cxl_gpu.calibration import CAL
+from models.cxl_gpu.fitted import CAL
 
 POLICIES = ("none", "naive", "dyn", "sr")
+#: Policies (codes into :data:`POLICIES`) that send speculative reads (steps 2-4 above),
+#: that size them (``g`` bytes, steps 3-4) and that add the backward address window (step 4).
+SENDS_SR = tuple(POLICIES.index(k) for k in ("naive", "dyn", "sr"))
+SIZES_SR = tuple(POLICIES.index(k) for k in ("dyn", "sr"))
+WINDOWED = (POLICIES.index("sr"),)
+#: Pattern indices (into ``paths.PATTERNS`` and the per-pattern constants).
+SEQ, RAND = paths.PATTERNS.index("seq"), paths.PATTERNS.index("rand")
 #: SR size of CXL-NAIVE: the 64 B of one request (003:L250).
 NAIVE_GRAN_B = 64.0
 #: Smallest and largest DevLoad SR size (003:L152).
@@ -94,9 +101,9 @@ def hit_rates(
     streams), ``sr_b`` (speculative-read bytes the backend reads per access)
     and ``waste_frac`` (share of SR bytes never used)."""
     k = _pattern_constants() if consts is None else consts
-    has_sr = (policy >= 1).astype(np.float64)
-    spatial = policy >= 2
-    win = ((policy >= 3) & window).astype(np.float64)
+    has_sr = np.isin(policy, SENDS_SR).astype(np.float64)
+    spatial = np.isin(policy, SIZES_SR)
+    win = (np.isin(policy, WINDOWED) & window).astype(np.float64)
     g = np.where(spatial, gran_b, NAIVE_GRAN_B)
     span = 1.0 - CACHELINE_B / g  # share of an SR beyond the demanded line (0 for NAIVE)
     inflight = np.maximum(0.0, 1.0 - queue / paths.FILL_LINES)
@@ -114,12 +121,12 @@ def hit_rates(
         bwd = k["bwd"][j] * span * win
         waste_share = np.maximum(1.0 - k["fwd"][j] - k["bwd"][j] * win, 0.0)
         # Rand hits by re-reference, in proportion to the cache size (working-set model)
-        h0 = np.minimum(1.0, k["sigma"][j] * cap) if j == 2 else k["sigma"][j] * inflight
+        h0 = np.minimum(1.0, k["sigma"][j] * cap) if j == RAND else k["sigma"][j] * inflight
         h0 = h0 * np.clip(1.0 - pollute * waste_share, 0.0, 1.0)
-        tau = has_sr * (1.0 - np.exp(-k["lead_ns"][j] * (lead_scale_rand if j == 2 else lead_scale)))
+        tau = has_sr * (1.0 - np.exp(-k["lead_ns"][j] * (lead_scale_rand if j == RAND else lead_scale)))
         miss = (1.0 - h0) * (1.0 - tau) * (1.0 - fwd) * (1.0 - bwd)
         hit = hit + w * (1.0 - miss)
-        if j == 0:
+        if j == SEQ:
             miss_seq = w * miss
         # one SR per access that an earlier SR did not already cover (the ring buffer drops
         # repeats), each reading g bytes

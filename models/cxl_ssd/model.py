@@ -56,15 +56,16 @@ import numpy as np
 
 from dse.model import Batch, Metric, Model, Param, knob_params
 from dse.units import CACHELINE_B, GB, GIB, KIB, MIB, NS_PER_US, TIB
-from models.blocks import cache, flash, link, memssd, queueing, workload
+from models.blocks import cache, dram, flash, link, memssd, queueing, workload
 from models.blocks.calibration import per_calibration
 from models.blocks.cost import component_price
 from models.cxl_ssd import workloads as wl
 
 DESIGNS = ("dram", "cxl_dram", "pcie_ssd", "cxl_ssd", "cxl_assd")
 WORKLOADS = wl.NAMES + ("apex", "stream")
+#: The link generations of the article's CXL 3.1 study (a restriction of the link block's group).
 LINK_GENS = ("pcie5", "pcie6")
-FLIT_MODES = ("68B", "256B", "256B_lo")
+FLIT_MODES = link.FLIT_MODES
 
 # ----------------------------------------------------------------------------- host (Table 1a)
 #: gem5 host: 4 GHz, 4 cores (research/cxl-ssd.md §3 cpu_freq, cpu_cores).
@@ -287,11 +288,13 @@ class CxlSsd(Model):
               bounds=(0.01, 100.0), doc="multiplier on the workload's LLC misses (Table 1b workloads)"),
         Param("stream_mlp", float(L1D_MSHRS), "Table 1a: 16 L1D MSHRs, all busy on STREAM's independent line loads",
               bounds=(1.0, 64.0)),
-        Param("host_dram_ns", HOST_DDR_NS, "dram block: tRP=tRCD=tCAS=12.5 ns DDR (Table 1a), random-line idle latency",
-              bounds=(20.0, 500.0), doc="host DDR load latency from the memory controller"),
-        Param("link_gen", "pcie6", "CXL 3.1 over PCIe 6.0, 64 GT/s (Table 1a, F L145)", choices=LINK_GENS),
-        Param("lanes", 4, "x4/x8 bifurcation (F L145); x4 assumed (digest ambiguity 6: width per run unstated)", choices=(4, 8, 16)),
-        Param("flit_mode", "256B", "CXL 3.x standard 256 B flit (link block)", choices=FLIT_MODES),
+        *dram.params("host_", dram_ns=HOST_DDR_NS, bounds={"dram_ns": (20.0, 500.0)},
+                     doc={"dram_ns": "host DDR load latency from the memory controller"},
+                     source="dram block: tRP=tRCD=tCAS=12.5 ns DDR (Table 1a), random-line idle latency"),
+        *link.params(gens=LINK_GENS, default_gen="pcie6", default_lanes=4, flit_mode="256B", source={
+            "link_gen": "CXL 3.1 over PCIe 6.0, 64 GT/s (Table 1a, F L145)",
+            "lanes": "x4/x8 bifurcation (F L145); x4 assumed (digest ambiguity 6: width per run unstated)",
+            "flit_mode": "CXL 3.x standard 256 B flit (link block)"}),
         Param("switch_hops", 0, "the evaluation attaches the device directly; switches only in the F disaggregation discussion",
               bounds=(0, 4), integer=True),
         Param("hop_latency_ns", link.CXL_SWITCH_NS, "link block: Pond switch traversal (digest §2 item 8: t_sw unstated)",
@@ -317,7 +320,8 @@ class CxlSsd(Model):
         Param("gc_step_pages", 16, "assumption: a GC step copies 16 pages before its erase (digest ambiguity 5: GC model unstated)",
               bounds=(1, 768), integer=True),
         Param("znand_usd_per_gb", _ZNAND_USD_PER_GB, "cost block: nand_znand (priced as SLC; dated assumption)", bounds=(0.01, 10.0)),
-        Param("dram_usd_per_gib", _HOST_DRAM_USD_PER_GIB, "cost block: dram_ddr5 (TrendForce 2023-04)", bounds=(0.5, 50.0)),
+        *dram.params(dram_usd_per_gib=_HOST_DRAM_USD_PER_GIB, bounds={"dram_usd_per_gib": (0.5, 50.0)},
+                     source="cost block: dram_ddr5 (TrendForce 2023-04)"),
         # the family knob sizes the common metrics only; ``workload`` drives the article's
         *knob_params("mem-analytics"),
     )
@@ -354,11 +358,11 @@ class CxlSsd(Model):
         time_kop_dram = _dram_baseline(p, f, wk, hr, pa, caps)  # the dram design, for the slowdown
         p99_us = _tail_latency(p, f, wk, pa, port)  # reads behind flushes and GC (§2 item 4)
         cost = _device_cost(p, f, dev)  # capacity and cost (cost block)
-        nan = np.where(dev.valid, 1.0, np.nan)
+        nan = np.where(dev.link.flit_exists, 1.0, np.nan)
         saturated = ~(f.d["dram"] | f.is_stream) & (port.util >= 1.0)  # the open-loop port queue has no steady state
         system, sys_infeasible = _mem_analytics_system(p, f, dev, pa, cost, nan)
         return {
-            "infeasible": {link.NO_68B_FLIT_REASON: ~dev.valid, PORT_SATURATED: saturated, **sys_infeasible},
+            "infeasible": {**dev.link.infeasible(), PORT_SATURATED: saturated, **sys_infeasible},
             **system,
             "time_ns_per_kop": port.time_kop * nan,
             "slowdown_vs_dram_x": port.time_kop / time_kop_dram * nan,
@@ -398,15 +402,13 @@ def _workload_mix(p: Batch) -> SimpleNamespace:
 
 def _device_paths(p: Batch) -> SimpleNamespace:
     """Device-side paths (memssd / link / flash blocks): link, CXL round trip, flash miss, SSD DRAM."""
-    gen = p.pick("link_gen", {g: link.GENERATIONS.index(g) + 1 for g in LINK_GENS})
-    flit = p.pick("flit_mode", {m_: i for i, m_ in enumerate(FLIT_MODES)})
-    valid = ~((flit == 0) & link.GEN_FLIT_MODE[gen - 1])  # no 68 B flit at 64 GT/s
-    flit = np.where(valid, flit, 1)
+    lk = link.from_batch(p)  # a 68 B flit at 64 GT/s evaluates as 256B, declared infeasible
+    gen, flit = lk.gen, lk.flit
     tr_delta_ns = (p.flash_tr_us - ZNAND_TR_US) * NS_PER_US
     ssd_dram_gib = p.ssd_dram_frac * p.capacity_gib
     blk = block_figures()
     return SimpleNamespace(
-        gen=gen, flit=flit, valid=valid, cxl_rt=memssd.cxl_path_ns(gen, p.lanes, flit, p.switch_hops, p.hop_latency_ns),
+        gen=gen, flit=flit, link=lk, cxl_rt=memssd.cxl_path_ns(gen, p.lanes, flit, p.switch_hops, p.hop_latency_ns),
         miss_ns=SECTOR_READ_NS + tr_delta_ns + p.miss_firmware_ns,  # plain: the missed sector
         blk=blk, ssd_dram_ns=blk["ssd_dram_ns"], ssd_dram_gib=ssd_dram_gib, ssd_dram_b=ssd_dram_gib * GIB,
     )

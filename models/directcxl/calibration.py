@@ -196,17 +196,24 @@ def fit(exclude: frozenset[str] | set[str] = frozenset()) -> dict[str, float]:
     return {k: float(v) for k, v in zip(_FIT_KEYS, np.exp(s.x))}
 
 
-def write_fitted(values: dict[str, float]) -> None:
-    lines = [
-        "# DirectCXL application-level constants, fitted by models.directcxl.calibration.fit()",
-        "# to the secondary claims in FIT_TARGETS (MemDB KVS breakdown, No-Switch gain, Swap kernel",
-        "# share).  Regenerate: .venv/bin/python -m models.directcxl.calibration",
-        "[fitted]",
-    ]
-    lines += [f"{k} = {v:.6g}" for k, v in values.items()]
-    tmp = FITTED_PATH.with_suffix(".tmp")
-    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    tmp.replace(FITTED_PATH)
+#: The comment lines at the top of ``fitted.toml``.
+FITTED_HEADER = (
+    "DirectCXL application-level constants, fitted by models.directcxl.calibration.fit()",
+    "to the secondary claims in FIT_TARGETS (MemDB KVS breakdown, No-Switch gain, Swap kernel",
+    "share).  Regenerate: .venv/bin/python -m models.directcxl.calibration",
+)
+#: Significant digits of the constants in ``fitted.toml``.
+FITTED_DIGITS = 6
+
+
+def write_fitted(values: dict[str, float], path: Path = FITTED_PATH, recompute_sd: bool = True) -> str:
+    """Write ``fitted.toml`` (the shared writer: atomic, keeps or recomputes ``[uncertainty]``)."""
+    from models.blocks.fit_harness import write_fitted as write  # noqa: PLC0415
+
+    text = write(path, {"fitted": values}, FITTED_HEADER, package="directcxl", recompute_sd=recompute_sd,
+                 digits=FITTED_DIGITS)
+    fitted.cache_clear()
+    return text
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -55,6 +55,8 @@ def _load_table() -> dict[str, dict[str, str]]:
 WORKLOAD_TABLE = _load_table()
 WORKLOADS: tuple[str, ...] = tuple(WORKLOAD_TABLE)
 MEM_CLASSES = ("memdb", "other", "pure")
+#: Codes (indices into :data:`MEM_CLASSES`) of the classes whose memory share is a parameter.
+MEMDB, OTHER = MEM_CLASSES.index("memdb"), MEM_CLASSES.index("other")
 
 
 def _col(name: str) -> dict[str, float]:
@@ -91,9 +93,9 @@ IB_SWITCH_W = 150.0
 
 #: Local DRAM channels of one host, for the family query's local bandwidth.  Assumption:
 #: the dual-socket host of workload.host_server, 8 channels per socket.
-HOST_CHANNELS = 16
-#: Most DRAM one host's DIMM slots take.  Assumption: 16 channels x 2 DIMMs x 128 GiB.
-HOST_MAX_DRAM_GIB = 4096.0
+HOST_CHANNELS = workload.HOST_DRAM_CHANNELS
+#: Most DRAM one host's DIMM slots take (workload block: 16 channels x 2 DIMMs x 128 GiB).
+HOST_MAX_DRAM_GIB = workload.HOST_MAX_DRAM_GIB
 #: Reason of a local / tpp point whose per-host share of the footprint exceeds the slots.
 TOO_MUCH_LOCAL_DRAM = "footprint per host beyond one host's DIMM slots (local and tpp keep it in DIMMs)"
 
@@ -319,7 +321,7 @@ def _workload_run(p: Batch, rd: Cols, common: Cols, choose: Chooser, is_: Cols) 
     page_hit = _where_needed(needs, p.n, lambda mib, fp, a: cache.working_set_hit_rate(mib * MIB, fp, a, paths.PAGE_B),
                              p.local_mem_mib, footprint_b, alpha)
     cls = p.pick("workload", _CLASS)
-    f = np.where(cls == 0, p.mem_frac_memdb, np.where(cls == 1, p.mem_frac_other, 1.0))
+    f = np.where(cls == MEMDB, p.mem_frac_memdb, np.where(cls == OTHER, p.mem_frac_other, 1.0))
     ops = op_times(rd["obj"], index, page_hit, hw_obj_ns=rd["hw_obj"], **common)
     t_op = _select(choose, ops, "total")
     t_local = ops["local"]["total"]

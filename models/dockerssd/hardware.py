@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from dse.units import GB, GIB, MB, US_PER_S
+from dse.units import GB, GIB, MB
 from models.blocks import cost, dram, energy, flash
 
 HERE = Path(__file__).resolve().parent
@@ -50,13 +50,8 @@ FLASH_CHANNEL_GBPS = _FLASH.channel_gbps
 def flash_arrays(channels: Any = FLASH_CHANNELS, chips_per_channel: Any = FLASH_CHIPS_PER_CHANNEL,
                  channel_gbps: Any = FLASH_CHANNEL_GBPS) -> dict[str, Any]:
     """The flash block's DockerSSD configuration with the geometry knobs as columns (the
-    block's dict form, which takes arrays)."""
-    a = dict(flash.config_arrays(_FLASH))  # noqa: SLF001 - the block documents the dict form
-    ch = np.asarray(channels, dtype=np.float64)
-    a["channels"] = ch
-    a["units"] = ch * np.asarray(chips_per_channel, dtype=np.float64)
-    a["ch_bw"] = np.asarray(channel_gbps, dtype=np.float64) * GB / US_PER_S  # the block counts bytes per us
-    return a
+    block's dict form, built by ``flash.arrays``, which takes arrays)."""
+    return flash.arrays(_FLASH, channels=channels, chips_per_channel=chips_per_channel, channel_gbps=channel_gbps)
 
 
 def flash_bw_gbps(arrays: dict[str, Any], size_b: Any, read_frac: Any = 1.0, sequential: Any = True) -> np.ndarray:

@@ -37,7 +37,7 @@ the off-chip memory stalls (``mem_stall_frac``) are DRAM latency in ns, the same
 both sides, and do not.  The Fig. 4a times are taken as the host's on the article's
 hardware; the program's compute is what they leave after the host's other terms there, so
 the knobs change every design's time but not the work.  Four unit costs the article gives
-no value for are fitted to its per-mechanism attributions (``fit.py``): the OS cost scale, the kernel-ctx
+no value for are fitted to its per-mechanism attributions (``calibration.py``): the OS cost scale, the kernel-ctx
 and LBA-set handshakes and the D-Naive copy bandwidth.
 
 System (kv-object family): the family's operation is one storage I/O of the workload (Fig.
@@ -356,14 +356,14 @@ class DockerSsdIsp(Model):
         Param("host_link", "pcie3", "assumption: PCIe 3.0 x4, the SSD host interface of gem5 + SimpleSSD setups",
               choices=HOST_LINKS),
         Param("os_cost_scale", 1.343,
-              "fitted (fit.py) to the article's attributions L1025/L1031 (9.3%, 12.8%, 8.4%, 30.9%): multiplies the "
+              "fitted (calibration.py) to the article's attributions L1025/L1031 (9.3%, 12.8%, 8.4%, 30.9%): multiplies the "
               "Linux unit costs (syscall 0.5 us, path walk 1 us, open 2 us, TCP packet 2.5 us, block I/O 4.5 us)",
               bounds=(0.05, 20.0)),
-        Param("kernel_ctx_us", 3.124, "fitted (fit.py) to the same attributions: host-kernel service of one P.ISP syscall",
+        Param("kernel_ctx_us", 3.124, "fitted (calibration.py) to the same attributions: host-kernel service of one P.ISP syscall",
               bounds=(0.0, 1000.0)),
-        Param("lba_set_us", 26.11, "fitted (fit.py) to the same attributions: LBA-list handshake per opened file (P.ISP)",
+        Param("lba_set_us", 26.11, "fitted (calibration.py) to the same attributions: LBA-list handshake per opened file (P.ISP)",
               bounds=(0.0, 10000.0)),
-        Param("naive_copy_gbps", 3.711, "fitted (fit.py) to the same attributions: D-Naive's inter-complex copy",
+        Param("naive_copy_gbps", 3.711, "fitted (calibration.py) to the same attributions: D-Naive's inter-complex copy",
               bounds=(0.05, 1000.0)),
         Param("pisp_rpc", "syscalls",
               "digest M1 (L1021): P.ISP-R adds RPC round trips, which P.ISP-V avoids.  syscalls (default): one "

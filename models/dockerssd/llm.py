@@ -29,7 +29,7 @@ import numpy as np
 
 from dse.model import Batch, Metric, Model, Param, knob_params
 from dse.units import BITS_PER_BYTE, GB, HOURS_PER_YEAR, J_PER_PJ, MS_PER_S, S_PER_HOUR, US_PER_S
-from models.blocks import cost, link
+from models.blocks import calibration, cost, link
 from models.blocks.calibration import per_calibration
 from models.blocks.llm import MODELS
 from models.dockerssd import hardware as hw
@@ -101,6 +101,8 @@ def swap_bw_gbps(dev_gbps: Any, fault_us: Any, page_b: float = SWAP_PAGE_B) -> n
 
 #: TP-only layouts (PP = 1): what the search would have without pipeline parallelism.
 TP_ONLY = tuple((t, 1) for t in pool.POW2)
+#: The TP-only layouts among the search's candidates.
+TP_ONLY_MASK = (pool.PP_CAND == 1)[None, :]
 
 
 def pipeline_gain(m: dict[str, np.ndarray], st: dict[str, np.ndarray], ctx: Any, kv_cache: Any,
@@ -117,7 +119,16 @@ def pipeline_gain(m: dict[str, np.ndarray], st: dict[str, np.ndarray], ctx: Any,
     node's tiers, only PP makes the pool fit (or keeps a spill off the slow tier).  Returns
     ``pp_gain_x`` = best TP-only step / best step (1: PP buys nothing; NaN: no TP-only layout
     fits) and ``tp_only_fits``."""
-    only = pool.step(m, ctx=ctx, kv_cache=kv_cache, pairs=TP_ONLY, **{**hw_args, "relax": False})
+    hw = {k: v for k, v in hw_args.items() if k not in ("relax", "bytes_per_elem")}
+    lay = pool.layouts(pool.columns(m, ctx=ctx, kv_cache=kv_cache, **hw), hw_args.get("bytes_per_elem", BYTES_PER_ELEM),
+                       (pool.TP_CAND, pool.PP_CAND))
+    return pipeline_gain_of(lay, st)
+
+
+def pipeline_gain_of(lay: dict[str, Any], st: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """:func:`pipeline_gain` from the layouts ``pool.layouts`` already evaluated (the TP-only
+    ones are among them)."""
+    only = pool.best(lay, False, keep=TP_ONLY_MASK, time_only=True)
     return {"pp_gain_x": only["step_s"] / st["step_s"], "tp_only_fits": np.isfinite(only["step_s"]).astype(np.float64)}
 
 
@@ -140,6 +151,29 @@ def pool_kv(m: dict[str, np.ndarray], st: dict[str, np.ndarray], *, nodes: Any, 
     left = np.maximum(np.asarray(fast_cap_b) + np.asarray(slow_cap_b) - st["weights_b"] - st["act_b"], 0.0)
     return {"kv_pool_gb": kv_pool / 1e9, "kv_pool_capacity_gb": busy * tp * pp * left / 1e9,
             "replica_count": dp, "idle_replica_count": dp - busy, "idle_node_frac": (dp - busy) / dp}
+
+
+def decode_and_prefill(m: dict[str, np.ndarray], n: int, *, ctx: Any, prompt: Any, kv_cache: Any, relax: Any,
+                       **hw_args: Any) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """The best decode step at ``ctx`` (``pool.step``), the best prefill of ``prompt`` tokens (a
+    step without a KV cache) and :func:`pipeline_gain` of the decode, for ``n`` points: one
+    layout search over the points stacked twice (decode rows, then prefill rows)."""
+    def twice(x: Any, second: Any = None) -> np.ndarray:
+        a = np.asarray(x, dtype=np.float64)
+        if second is None and a.size == 1:
+            return a
+        b = a if second is None else np.asarray(second, dtype=np.float64)
+        return np.concatenate((np.broadcast_to(a, (n,)), np.broadcast_to(b, (n,))))
+
+    cols = pool.columns({k: twice(v) for k, v in m.items()}, ctx=twice(ctx, prompt), kv_cache=twice(kv_cache, 0.0),
+                        **{k: twice(v) for k, v in hw_args.items()})
+    lay = pool.layouts(cols, BYTES_PER_ELEM, (pool.TP_CAND, pool.PP_CAND))
+    both = pool.best(lay, twice(relax).reshape(-1, 1) > 0.5)
+    st = {k: v[:n] for k, v in both.items()}
+    pre = {k: v[n:] for k, v in both.items()}
+    only = pool.best(lay, False, keep=TP_ONLY_MASK, time_only=True)["step_s"][:n]
+    pipe = {"pp_gain_x": only / st["step_s"], "tp_only_fits": np.isfinite(only).astype(np.float64)}
+    return st, pre, pipe
 
 
 #: Infeasible points (``run_full``'s reasons): with enforce_capacity, no TP x PP layout holds
@@ -186,7 +220,7 @@ class DockerSsdLlm(Model):
         Param("swap_link", "pcie4", "assumption: a PCIe 4.0 x4 NVMe SSD as the swap device", choices=SWAP_LINKS),
         Param("swap_fault_us", 2.34,
               "fitted: per-page cost of a Linux swap-in beyond the transfer, fitted so that D-Cache/H-Cache at long "
-              "sequences meets the article's ~9.5x asymptote (L1094; models/dockerssd/fit.py)", bounds=(0.0, 1000.0),
+              "sequences meets the article's ~9.5x asymptote (L1094; models/dockerssd/calibration.py)", bounds=(0.0, 1000.0),
               doc="page-fault time per 4-KiB swap page, the swap tier's page_fault_s"),
         Param("dev_dram_gb", hw.DEV_DRAM_GB, "2 GB DRAM per DockerSSD (L1009)", bounds=(0.25, 256.0)),
         Param("dev_dram_gbps", hw.DEV_DRAM_GBPS, "dram block: DDR4-3200 stream bandwidth of a x32 interface (assumption)",
@@ -252,16 +286,14 @@ class DockerSsdLlm(Model):
         fast_cap, fast_gbps, slow_cap, slow_gbps = _memory_tiers(p, is_dev, host_cache)
         hw_args = _hw_args(p, _flops_per_s(p, is_dev), fast_cap, fast_gbps, slow_cap, slow_gbps)
 
-        # --- decode: one token step of the pool at the context (pool.step), its pipelining and KV spread
-        st = pool.step(m, ctx=p.seq_len, kv_cache=cache, **hw_args)
-        t = st["step_s"]
-        pipe = pipeline_gain(m, st, p.seq_len, cache, **hw_args)
-        kv = pool_kv(m, st, nodes=p.nodes, batch=p.batch, ctx=p.seq_len, kv_cache=cache, fast_cap_b=fast_cap,
-                     slow_cap_b=slow_cap, bytes_per_elem=BYTES_PER_ELEM)
+        # --- decode: one token step of the pool at the context, its pipelining and KV spread;
         # prefill (llm-serve): the prompt's tokens all at once, as a step without a KV cache
         # computes its context (writing the cache it leaves is not timed)
         prompt = np.maximum(p.seq_len - p.output_tokens, 1.0)
-        pre = pool.step(m, ctx=prompt, kv_cache=False, **hw_args)
+        st, pre, pipe = decode_and_prefill(m, p.n, ctx=p.seq_len, prompt=prompt, kv_cache=cache, **hw_args)
+        t = st["step_s"]
+        kv = pool_kv(m, st, nodes=p.nodes, batch=p.batch, ctx=p.seq_len, kv_cache=cache, fast_cap_b=fast_cap,
+                     slow_cap_b=slow_cap, bytes_per_elem=BYTES_PER_ELEM)
         t_pre = pre["step_s"]
 
         capex = _pool_capex_usd(p, is_dev, host_cache)
@@ -317,10 +349,37 @@ def _flops_per_s(p: Batch, is_dev: Any) -> np.ndarray:
     return np.where(is_dev, f_dev, f_host)
 
 
+#: Calls of at most this many points use the memo of :func:`flash_stream_gbps`.
+FLASH_MEMO_POINTS = 16
+#: Geometries the memo keeps before it starts over.
+FLASH_MEMO_MAX = 4096
+_FLASH_MEMO: dict[tuple[Any, ...], float] = {}
+
+
+def flash_stream_gbps(channels: Any, chips_per_channel: Any, channel_gbps: Any) -> np.ndarray:
+    """Saturation bandwidth (GB/s) of the DockerSSD's flash back end streaming large reads
+    (flash block: an iterative closed-network solve).  Calls of a few points (a sequential
+    sampler's, one at a time) are memoized per geometry and calibration in force; the
+    block's value for a point does not depend on the other points of its call, so the memo
+    changes no result."""
+    cols = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (channels, chips_per_channel, channel_gbps)))
+    if cols[0].size > FLASH_MEMO_POINTS:
+        return hw.flash_bw_gbps(hw.flash_arrays(*cols), FLASH_STREAM_B, 1.0, True)
+    state = calibration.state()
+    keys = [(state, *map(float, k)) for k in zip(*(c.ravel() for c in cols))]
+    missing = [k for k in dict.fromkeys(keys) if k not in _FLASH_MEMO]
+    if missing:
+        if len(_FLASH_MEMO) + len(missing) > FLASH_MEMO_MAX:
+            _FLASH_MEMO.clear()
+        geo = [np.array([k[i] for k in missing]) for i in (1, 2, 3)]
+        vals = np.atleast_1d(hw.flash_bw_gbps(hw.flash_arrays(*geo), FLASH_STREAM_B, 1.0, True))
+        _FLASH_MEMO.update(zip(missing, map(float, vals)))
+    return np.array([_FLASH_MEMO[k] for k in keys], dtype=np.float64).reshape(cols[0].shape)
+
+
 def _memory_tiers(p: Batch, is_dev: Any, host_cache: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Memory tiers of a node, capacity and bandwidth: fast = DRAM; slow = swap SSD (H-Cache) or flash (D-*)."""
-    fl = hw.flash_arrays(p.flash_channels, p.flash_chips_per_channel, p.flash_channel_gbps)
-    flash_gbps = hw.flash_bw_gbps(fl, FLASH_STREAM_B, 1.0, True)
+    flash_gbps = flash_stream_gbps(p.flash_channels, p.flash_chips_per_channel, p.flash_channel_gbps)
     swap_dev_gbps = np.minimum(_swap_flash_gbps(),
                                p.pick("swap_link", {g: _LINK_GBPS[g] for g in SWAP_LINKS}))
     swap_gbps = swap_bw_gbps(swap_dev_gbps, p.swap_fault_us)
@@ -333,12 +392,12 @@ def _memory_tiers(p: Batch, is_dev: Any, host_cache: Any) -> tuple[np.ndarray, n
 
 def _hw_args(p: Batch, flops_per_s: np.ndarray, fast_cap: np.ndarray, fast_gbps: np.ndarray, slow_cap: np.ndarray,
              slow_gbps: np.ndarray) -> dict[str, Any]:
-    """The pool's hardware as pool.step takes it: nodes, batch, compute, tiers, network, KV placement."""
+    """The pool's hardware as pool.step takes it: nodes, batch, compute, tiers, network, KV placement, relax."""
     return dict(nodes=p.nodes, batch=p.batch, flops_per_s=flops_per_s,
                 fast_cap_b=fast_cap, fast_bps=fast_gbps * GB, slow_cap_b=slow_cap, slow_bps=slow_gbps * GB,
                 kv_second_tier=p.is_("kv_placement", "second_tier"), net_bps=p.net_gbps * GB,
                 net_latency_s=p.net_latency_us / US_PER_S,
-                relax=p.is_("enforce_capacity", False), bytes_per_elem=BYTES_PER_ELEM)
+                relax=p.is_("enforce_capacity", False))
 
 
 def _pool_capex_usd(p: Batch, is_dev: Any, host_cache: Any) -> np.ndarray:

@@ -1,5 +1,5 @@
 """Data of the espresso model kept in the package: the workload table (Table 3 of the
-paper) and the fitted constants (``fitted.toml``, written by ``calibrate.py``)."""
+paper) and the fitted constants (``fitted.toml``, written by ``calibration.py``)."""
 
 from __future__ import annotations
 

@@ -254,7 +254,7 @@ class Espresso(Model):
         Metric("lender_proc_util_frac", None, "processor utilization of a lender, own work + lent"),
         Metric("redirect_frac", None, "share of a borrower's commands served by lenders"),
         Metric("miss_ratio_frac", "min", "mapping-table cache miss ratio"),
-        Metric("bottleneck_code", None, "0 processor/host, 1 flash, 2 link, 3 rated data path, 4 queue depth"),
+        Metric("bottleneck_code", None, "what limits throughput", labels=("processor/host", "flash", "link", "rated data path", "queue depth")),
         Metric("firmware_kcycles_per_io", None, "SSD firmware work of one request (thousands of cycles; OC: before host scaling)"),
         Metric("data_end_iops", None, "the data-end bound: flash, link and rated data path"),
         Metric("bom_usd", "min", "bill of materials of one SSD"),

@@ -50,19 +50,8 @@ def _as_list(value: Any) -> list[Any]:
     return [value]
 
 
-def harvest(
-    borrowers: str = DEFAULT_BORROWERS,
-    lender_utils: str = DEFAULT_LENDER_UTILS,
-    cores_per_ssd: int = 3,
-    dram_gb_per_tb: float = 0.5,
-    busy_watermark_frac: float = 0.75,
-    remote_overhead_frac: float = 0.031,
-) -> Solution:
-    """Lender-to-borrower processor allocation: LP optimum vs the article's decentralized split."""
-    import cvxpy as cp
-
-    from dse import registry
-
+def _inputs(borrowers: Any, lender_utils: Any, cores_per_ssd: int) -> tuple[list[str], np.ndarray]:
+    """Borrower workloads and lender utilizations, checked."""
     wl = [str(w) for w in _as_list(borrowers)]
     for w in wl:
         if w not in WORKLOADS or w == "micro":
@@ -75,47 +64,79 @@ def harvest(
         raise DseError("give at least one borrower workload and one lender utilization")
     if np.any((u < 0) | (u > 1)):
         raise DseError("lender_utils must be within [0, 1]")
-    n_b, n_l = len(wl), u.size
-    if n_b + n_l > 24:
-        raise DseError(f"{n_b} borrowers + {n_l} lenders exceed the 24 SSDs a JBOF model allows")
+    if len(wl) + u.size > 24:
+        raise DseError(f"{len(wl)} borrowers + {u.size} lenders exceed the 24 SSDs a JBOF model allows")
     if not 1 <= int(cores_per_ssd) <= 12:
         raise DseError("cores_per_ssd must be 1 to 12")
+    return wl, u
 
-    # per-borrower demands from the espresso model (Shrunk-class SSDs without harvesting)
+
+def borrower_demands(wl: list[str], n_lenders: int, cores_per_ssd: int, dram_gb_per_tb: float) -> dict[str, Any]:
+    """Per borrower, from the espresso model (Shrunk-class SSDs without harvesting): firmware
+    cycles per request ``c``, data-end bound ``d`` (requests/s), bytes per request ``b``; and
+    one core's clock ``core_hz``."""
+    from dse import registry
+
     model = registry.get("espresso")
     base = {"design": "shrunk", "workload": wl, "cores_per_ssd": float(cores_per_ssd), "dram_gb_per_tb": dram_gb_per_tb,
-            "jbof_ssds": float(n_b + n_l), "lenders": float(n_l), "trace_qd": 256.0}
+            "jbof_ssds": float(len(wl) + n_lenders), "lenders": float(n_lenders), "trace_qd": 256.0}
     out = model.run(base)
-    c_i = out["firmware_kcycles_per_io"] * 1e3
-    d_i = out["data_end_iops"]
-    b_i = out["throughput_gbps"] / out["iops"] * 1e9  # bytes per request
-    core_hz = model.param_map()["core_ghz"].default * 1e9
-    own = float(cores_per_ssd) * core_hz
-    spare = np.where(u < busy_watermark_frac, own * (busy_watermark_frac - u), 0.0)
-    o = remote_overhead_frac
+    return {
+        "c": out["firmware_kcycles_per_io"] * 1e3,
+        "d": out["data_end_iops"],
+        "b": out["throughput_gbps"] / out["iops"] * 1e9,  # bytes per request
+        "core_hz": model.param_map()["core_ghz"].default * 1e9,
+    }
 
-    # --- LP
-    z = cp.Variable(n_b, nonneg=True)
-    y = cp.Variable((n_b, n_l), nonneg=True)
+
+def lp_allocation(dem: dict[str, Any], own: float, spare: np.ndarray, o: float) -> tuple[str, np.ndarray, np.ndarray]:
+    """The LP of the module doc: (status, requests/s per borrower, lent cycles/s per borrower and lender)."""
+    import cvxpy as cp
+
+    c_i, d_i, b_i = dem["c"], dem["d"], dem["b"]
+    z = cp.Variable(c_i.size, nonneg=True)
+    y = cp.Variable((c_i.size, spare.size), nonneg=True)
     x = cp.multiply(z + cp.sum(y, axis=1), 1.0 / c_i)
     cons = [z <= own, x <= d_i, (1.0 + o) * cp.sum(y, axis=0) <= spare]
     prob = cp.Problem(cp.Maximize(cp.sum(cp.multiply(x, b_i)) / 1e9), cons)
     prob.solve(solver=solver_name())
     if prob.status not in ("optimal", "optimal_inaccurate"):
         raise DseError(f"the LP did not solve: {prob.status}")
-    x_lp = np.asarray(x.value, dtype=float)
-    y_lp = np.maximum(np.asarray(y.value, dtype=float), 0.0)
+    return prob.status, np.asarray(x.value, dtype=float), np.maximum(np.asarray(y.value, dtype=float), 0.0)
 
-    # --- the article's decentralized split, lenders shared evenly among busy borrowers
+
+def formula_split(dem: dict[str, Any], own: float, u: np.ndarray, o: float, watermark: float) -> tuple[np.ndarray, np.ndarray]:
+    """The article's decentralized split, lenders shared evenly among busy borrowers:
+    (requests/s of each borrower alone, with the formula)."""
+    c_i, d_i = dem["c"], dem["d"]
     x_alone = np.minimum(own / c_i, d_i)
-    busy = d_i * c_i > busy_watermark_frac * own
-    idle = u < busy_watermark_frac
+    busy = d_i * c_i > watermark * own
+    idle = u < watermark
     n_busy = max(int(busy.sum()), 1)
     # each busy borrower's share: 1/n_busy of every idle lender (cycles/s, lenders' own load u_j)
     share_hz = np.where(busy, (own * idle).sum() / n_busy, 0.0)
     u_share = float(np.sum(u * idle) / max(idle.sum(), 1))
-    cap, _ = harvest_capacity(own, share_hz, u_share, o, busy_watermark_frac)
-    x_h = np.where(busy, np.minimum(cap / c_i, d_i), x_alone)
+    cap, _ = harvest_capacity(own, share_hz, u_share, o, watermark)
+    return x_alone, np.where(busy, np.minimum(cap / c_i, d_i), x_alone)
+
+
+def harvest(
+    borrowers: str = DEFAULT_BORROWERS,
+    lender_utils: str = DEFAULT_LENDER_UTILS,
+    cores_per_ssd: int = 3,
+    dram_gb_per_tb: float = 0.5,
+    busy_watermark_frac: float = 0.75,
+    remote_overhead_frac: float = 0.031,
+) -> Solution:
+    """Lender-to-borrower processor allocation: LP optimum vs the article's decentralized split."""
+    wl, u = _inputs(borrowers, lender_utils, cores_per_ssd)
+    dem = borrower_demands(wl, u.size, cores_per_ssd, dram_gb_per_tb)
+    c_i, d_i, b_i, core_hz = dem["c"], dem["d"], dem["b"], dem["core_hz"]
+    own = float(cores_per_ssd) * core_hz
+    spare = np.where(u < busy_watermark_frac, own * (busy_watermark_frac - u), 0.0)
+    o = remote_overhead_frac
+    status, x_lp, y_lp = lp_allocation(dem, own, spare, o)
+    x_alone, x_h = formula_split(dem, own, u, o, busy_watermark_frac)
 
     gbps_lp = float(np.sum(x_lp * b_i) / 1e9)
     gbps_h = float(np.sum(x_h * b_i) / 1e9)
@@ -134,7 +155,7 @@ def harvest(
     ]
     return Solution(
         problem="espresso-harvest",
-        status=prob.status,
+        status=status,
         objective_name="borrowers' throughput (GB/s)",
         objective=gbps_lp,
         rows=rows,

@@ -1,4 +1,4 @@
-"""The article's experiments as model inputs (shared by calibrate.py, figures.py, optimize.py
+"""The article's experiments as model inputs (shared by calibration.py, figures.py, optimize.py
 and the tests; claims.yaml spells the same lists out).
 
 * ``MICROBENCH``: Fig 10, 64/128/256 KB sequential and random reads and writes at QD64

@@ -67,27 +67,17 @@ TR_MEAN_US = float(np.dot(_MIX, FLASH_BASE.tr_us))
 TPROG_MEAN_US = float(np.dot(_MIX, FLASH_BASE.tprog_us))
 #: The flash block models its own host interface; here the CXL link is a separate
 #: station, so the block's PCIe stage is made transparent (infinite bandwidth).
-_NO_PCIE_BYTES_PER_US = np.inf
+_NO_PCIE_LANE_GBPS = np.inf
 
 
 def flash_arrays(channels, dies_per_channel, channel_mts, p_map) -> dict:
-    """The flash block's per-point SSD description (the dict form its functions accept)
-    for a backbone of ``channels`` x ``dies_per_channel`` dies, 8-bit channels at
-    ``channel_mts`` (MB/s = bytes per us), and mapping-miss probability ``p_map``."""
-    return {
-        "units": channels * dies_per_channel,
-        "channels": channels,
-        "planes": FLASH_BASE.planes_per_die,
-        "page_bytes": FLASH_BASE.page_bytes,
-        "pages_per_block": FLASH_BASE.pages_per_block,
-        "tr_mean": TR_MEAN_US,
-        "tprog_mean": TPROG_MEAN_US,
-        "tbers": FLASH_BASE.tbers_us,
-        "ch_bw": channel_mts,
-        "pcie_bw": _NO_PCIE_BYTES_PER_US,
-        "p_map": p_map,
-        "op_ratio": FLASH_BASE.op_ratio,
-    }
+    """The flash block's per-point SSD description (its dict form, built by
+    ``flash.arrays``) for a backbone of ``channels`` x ``dies_per_channel`` dies, 8-bit
+    channels at ``channel_mts`` (MB/s = bytes per us), and mapping-miss probability
+    ``p_map``: every page at the mean tR / tPROG of the page-type mix (no LSB/CSB/MSB
+    spread), no read rounds, no host PCIe stage."""
+    return flash.arrays(FLASH_BASE, page_spread=False, read_rounds=False, p_map=p_map, channel_mbps=channel_mts,
+                        channels=channels, chips_per_channel=dies_per_channel, pcie_lane_gbps=_NO_PCIE_LANE_GBPS)
 
 
 def flash_read_write(fa: dict, read_b, write_b, seq, wa, n: int):

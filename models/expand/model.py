@@ -78,8 +78,9 @@ SPEC = tuple(r["name"] for r in _WL if r["suite"] == "spec")
 PREFETCHERS = tuple(_PF)
 DESIGNS = ("local_dram", "nopf", "ideal") + PREFETCHERS
 MEDIA = ("znand", "pmem", "dram")
+#: The link generations the article's CXL 3.0 era admits (a restriction of the link block's group).
 LINK_GENS = ("pcie5", "pcie6")
-FLIT_MODES = ("68B", "256B", "256B_lo")
+FLIT_MODES = link.FLIT_MODES
 
 WS_B = {r["name"]: float(r["working_set_gb"]) * GB for r in _WL}
 MPKI = {r["name"]: float(r["mpki"]) for r in _WL}
@@ -236,24 +237,27 @@ class Expand(Model):
         Param("dram_reuse_alpha", DRAM_REUSE_ALPHA, "fitted (calibration.py): 4.5x slower than LocalDRAM at 80% effectiveness (Fig. 1a)",
               bounds=(0.0, 1.5)),
         Param("ssd_dram_gb", SSD_DRAM_B / GB, "CXL-SSD internal DRAM 1.5 GB (Table 2, L1329)", bounds=(0.1, 64.0)),
-        Param("host_dram_ns", HOST_DDR_NS, "dram block: tRP=tRCD=tCAS=22 ns (Table 1, L1320)", bounds=(20.0, 500.0)),
-        Param("link_gen", "pcie6", "PCIe 6.0 64 GT/s, CXL 3.0 (Table 1, L1322)", choices=LINK_GENS),
-        Param("lanes", 8, "assumption: x8 (width unstated)", choices=(4, 8, 16)),
-        Param("flit_mode", "256B", "CXL 3.x 256 B flit (link block)", choices=FLIT_MODES),
+        *dram.params("host_", dram_ns=HOST_DDR_NS, bounds={"dram_ns": (20.0, 500.0)},
+                     source="dram block: tRP=tRCD=tCAS=22 ns (Table 1, L1320)"),
+        *link.params(gens=LINK_GENS, default_gen="pcie6", default_lanes=8, flit_mode="256B", source={
+            "link_gen": "PCIe 6.0 64 GT/s, CXL 3.0 (Table 1, L1322)", "lanes": "assumption: x8 (width unstated)",
+            "flit_mode": "CXL 3.x 256 B flit (link block)"}),
         Param("ctrl_ns", 10.0, "assumption: CXL.mem front end in controller hardware, a few cycles", bounds=(0.0, 500.0)),
         Param("working_set_scale", 1.0, "Table 3 working sets as printed", bounds=(0.01, 100.0),
               doc="multiplier on the workload's working set (capacity sizing and internal-DRAM hit rate)"),
-        Param("dram_usd_per_gib", _HOST_DRAM_USD_PER_GIB, "cost block: dram_ddr5 (TrendForce 2023-04)", bounds=(0.5, 50.0)),
+        *dram.params(dram_usd_per_gib=_HOST_DRAM_USD_PER_GIB, bounds={"dram_usd_per_gib": (0.5, 50.0)},
+                     source="cost block: dram_ddr5 (TrendForce 2023-04)"),
         Param("media_usd_per_gb", _ZNAND_USD_PER_GB, "cost block: nand_znand (priced as SLC; dated assumption)", bounds=(0.01, 20.0),
               doc="back-end media price (Z-NAND / PMEM; a DRAM back end uses dram_usd_per_gib)"),
         *knob_params("mem-analytics"),
         Param("host_base_dram_gib", 32.0, "assumption: the host's own DIMMs for the OS, code and stacks (one 16 GiB RDIMM "
               "per socket); the footprint sits on the CXL-SSDs", bounds=(0.0, 8192.0),
               doc="host DRAM besides the footprint (common metrics only)"),
-        Param("host_channels", 16, "assumption: the workload block's dual-socket host, 8 DDR channels per socket",
-              bounds=(1, 64), integer=True, doc="host DDR channels (local_dram's bandwidth, common metrics only)"),
-        Param("host_max_dram_gib", 4096.0, "assumption: a dual-socket host with 32 DIMM slots of 128 GiB RDIMMs",
-              bounds=(16.0, 65536.0), doc="most DRAM the host takes (local_dram holds the footprint there)"),
+        *dram.params("host_", channels=16, max_dram_gib=4096.0, bounds={"channels": (1, 64), "max_dram_gib": (16.0, 65536.0)},
+                     doc={"channels": "host DDR channels (local_dram's bandwidth, common metrics only)",
+                          "max_dram_gib": "most DRAM the host takes (local_dram holds the footprint there)"},
+                     source={"channels": "assumption: the workload block's dual-socket host, 8 DDR channels per socket",
+                             "max_dram_gib": "assumption: a dual-socket host with 32 DIMM slots of 128 GiB RDIMMs"}),
     )
     metrics = (
         Metric("time_ns_per_kinst", "min", "execution time per 1000 instructions"),
@@ -275,10 +279,8 @@ class Expand(Model):
 
     def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
         d = {k: p.is_("design", k) for k in DESIGNS}
-        gen = p.pick("link_gen", {g: link.GENERATIONS.index(g) + 1 for g in LINK_GENS})
-        flit = p.pick("flit_mode", {f: i for i, f in enumerate(FLIT_MODES)})
-        valid = ~((flit == 0) & link.GEN_FLIT_MODE[gen - 1])
-        flit = np.where(valid, flit, 1)
+        lk = link.from_batch(p)  # a 68 B flit at PCIe 6 evaluates as 256B, declared infeasible below
+        gen, flit, valid = lk.gen, lk.flit, lk.flit_exists
         path_ns = memssd.cxl_path_ns(gen, p.lanes, flit, p.switch_levels, p.hop_latency_ns)
         direct_ns = memssd.cxl_path_ns(gen, p.lanes, flit, 0, p.hop_latency_ns)
         is_dram_media = p.is_("media", "dram")
@@ -295,7 +297,7 @@ class Expand(Model):
                          memssd.powerlaw_hit_rate(p.ssd_dram_gb * GB, LLC_B, ws_b, p.dram_reuse_alpha))
         dev_ns = memssd.device_read_ns(h_int, p.ctrl_ns, _ssd_dram_ns(), p.pick("media", MEDIA_READ_NS))
         e2e_ns = LLC_LOOKUP_NS + path_ns + dev_ns
-        local_ns = LLC_LOOKUP_NS + p.host_dram_ns
+        local_ns = LLC_LOOKUP_NS + dram.from_batch(p, "host_").dram_ns
 
         def run(wait_ns):
             """Every core's time per instruction with ``wait_ns`` of switch-port queueing on
@@ -328,7 +330,7 @@ class Expand(Model):
         nan = np.where(valid & np.isfinite(wait_ns), 1.0, np.nan)
         return {
             **system,
-            "infeasible": {link.NO_68B_FLIT_REASON: ~valid, SWITCH_SATURATED: ~np.isfinite(wait_ns) & ~d["local_dram"],
+            "infeasible": {**lk.infeasible(), SWITCH_SATURATED: ~np.isfinite(wait_ns) & ~d["local_dram"],
                            **system["infeasible"]},
             "time_ns_per_kinst": 1000.0 * t * nan,
             "speedup_vs_nopf_x": np.divide(t_nopf, t, out=np.full_like(t, np.nan), where=np.isfinite(t)) * nan,

@@ -118,17 +118,25 @@ def compute_ns(fitted: dict[str, float]) -> dict[str, float]:
     return out
 
 
-def write(fitted: dict[str, float], compute: dict[str, float]) -> str:
-    lines = ["# Written by `python -m models.fs2.calibration`; see that module for what each value is fitted to.", ""]
-    for name in NAMES:
-        lines += [f"[{name}]", f"value = {fitted[name]!r}", f'source = "{SOURCES[name]}"', ""]
-    lines.append("[compute_ns]  # per workload: memory_share_frac of the vanilla single-HA service time at 64 devices")
-    lines += [f"{w} = {v!r}" for w, v in compute.items()]
-    text = "\n".join(lines) + "\n"
-    tmp = FITTED_PATH.with_suffix(".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(FITTED_PATH)
-    return text
+#: The comment line at the top of ``fitted.toml`` and the one above its ``[compute_ns]``.
+FITTED_HEADER = ("Written by `python -m models.fs2.calibration`; see that module for what each value is fitted to.",)
+COMPUTE_NS_COMMENT = "per workload: memory_share_frac of the vanilla single-HA service time at 64 devices"
+
+
+def fitted_tables(fitted: dict[str, float], compute: dict[str, float]) -> dict[str, dict[str, object]]:
+    """The tables of ``fitted.toml``: one per constant (value, source), then ``compute_ns``."""
+    tables: dict[str, dict[str, object]] = {name: {"value": fitted[name], "source": SOURCES[name]} for name in NAMES}
+    tables["compute_ns"] = dict(compute)
+    return tables
+
+
+def write(fitted: dict[str, float], compute: dict[str, float], path: Path = FITTED_PATH, recompute_sd: bool = True) -> str:
+    """Write ``fitted.toml`` (the shared writer: atomic, full precision, keeps or recomputes
+    ``[uncertainty]``) and return its text."""
+    from models.blocks.fit_harness import write_fitted
+
+    return write_fitted(path, fitted_tables(fitted, compute), FITTED_HEADER, package="fs2", recompute_sd=recompute_sd,
+                        comments={"compute_ns": (COMPUTE_NS_COMMENT,)})
 
 
 def main() -> None:

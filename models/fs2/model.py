@@ -122,8 +122,8 @@ class Fs2(Model):
         Param("sram_usd_per_mm2", sram.USD_PER_MM2, "28 nm wafer $2,891 (CSET 2020) / 300 mm wafer area / 80% yield (sram.py)",
               bounds=(0.0, 10.0)),
         *knob_params("mem-analytics"),
-        Param("host_base_dram_gib", 32.0, "assumption: the host's own DIMMs for the OS, code and stacks (one 16 GiB RDIMM "
-              "per socket); the footprint sits behind the fabric", bounds=(0.0, 8192.0),
+        Param("host_base_dram_gib", workload.HOST_BASE_DRAM_GIB, "workload block: the host's own DIMMs for the OS, code and "
+              "stacks (one 16 GiB RDIMM per socket); the footprint sits behind the fabric", bounds=(0.0, 8192.0),
               doc="host DRAM besides the footprint (common metrics only)"),
     )
     metrics = (

@@ -171,17 +171,22 @@ def fit(exclude: frozenset[str] = frozenset()) -> dict[str, dict[str, float]]:
     return out
 
 
-def write_fitted(values: dict[str, dict[str, float]]) -> None:
-    lines = [
-        "# Ginkgo locality exponents (Zipf skews), fitted by models.ginkgo.calibration.fit();",
-        "# see that module for the targets.  Regenerate: .venv/bin/python -m models.ginkgo.calibration",
-    ]
-    for w, d in values.items():
-        lines.append(f"[{w}]")
-        lines += [f"{k} = {v:.8g}" for k, v in d.items()]
-    tmp = FITTED_PATH.with_suffix(".tmp")
-    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    tmp.replace(FITTED_PATH)
+#: The comment lines at the top of ``fitted.toml``.
+FITTED_HEADER = (
+    "Ginkgo locality exponents (Zipf skews), fitted by models.ginkgo.calibration.fit();",
+    "see that module for the targets.  Regenerate: .venv/bin/python -m models.ginkgo.calibration",
+)
+#: Significant digits of the constants in ``fitted.toml``.
+FITTED_DIGITS = 8
+
+
+def write_fitted(values: dict[str, dict[str, float]], path: Path = FITTED_PATH, recompute_sd: bool = True) -> str:
+    """Write ``fitted.toml`` (the shared writer: atomic, keeps or recomputes ``[uncertainty]``)."""
+    from models.blocks.fit_harness import write_fitted as write  # noqa: PLC0415
+
+    text = write(path, values, FITTED_HEADER, package="ginkgo", recompute_sd=recompute_sd, digits=FITTED_DIGITS)
+    fitted.cache_clear()
+    return text
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -40,6 +40,8 @@ from models.blocks.calibration import per_calibration
 from models.ginkgo import calibration as cal
 
 SCHEMES = ("alloy", "unison", "ginkgo", "ideal")
+#: Scheme codes (indices into :data:`SCHEMES`) of the schemes that keep index metadata.
+UNISON, GINKGO = SCHEMES.index("unison"), SCHEMES.index("ginkgo")
 _WL = cal.workloads()
 WORKLOADS: tuple[str, ...] = tuple(_WL)
 #: The per-workload fitted locality constants (calibration.py; cv.py refits them without an anchor).
@@ -53,19 +55,19 @@ META_READ_NS = FITTED["global"]["meta_read_ns"]
 SRAM_MM2_PER_KIB = 0.004
 
 # --- the mem-analytics system (family metrics only)
-#: Local DDR5-4800 channels of the host.  Intel Xeon 4th gen: 8 per socket, 2 sockets.
-HOST_CHANNELS = 16
+#: Local DDR5-4800 channels of the host (the family host of workload.host_server).
+HOST_CHANNELS = workload.HOST_DRAM_CHANNELS
 HOST_DRAM_STANDARD = "DDR5-4800"
-#: Most DRAM the host's DIMM slots take.  Assumption: 16 channels x 2 DIMMs x 128 GiB.
-HOST_MAX_DRAM_GIB = 4096.0
+#: Most DRAM the host's DIMM slots take (workload block: 16 channels x 2 DIMMs x 128 GiB).
+HOST_MAX_DRAM_GIB = workload.HOST_MAX_DRAM_GIB
 #: One CXL memory device: Micron CZ120 (product brief): 256 GB, up to 36 GB/s on PCIe 5.0 x8.
 CXL_DEVICE_GIB = 256.0
 CXL_DEVICE_GBPS = 36.0
 #: CXL controller power, W.  Assumption (as the cxl-expander model): ~8 W for a Type-3 ASIC.
 CXL_CTRL_W = 8.0
-#: Devices one host attaches.  Assumption: 64 host lanes for CXL (2 x 80 PCIe 5.0 lanes of
-#: a Xeon 4th gen pair, the rest for NICs and drives) over x8 devices.
-MAX_CXL_DEVICES = 8
+#: Devices one host attaches: the host's 64 lanes for memory devices (workload block) over
+#: x8 devices.
+MAX_CXL_DEVICES = workload.HOST_DEVICE_LANES // 8
 TOO_MUCH_DRAM = "DRAM cache beyond the host's DIMM slots"
 TOO_MANY_DEVICES = "more CXL devices than the host attaches (8 x8 devices on 64 lanes)"
 
@@ -136,7 +138,7 @@ def amat_parts(
     # metadata and double reads (§2.2): MC SRAM caching the index metadata
     unison_meta = dram_b / cal.BLOCK_B * unison_tag_b
     entry_b = meta_b_ginkgo / (cxl_b / page_b)  # Ginkgo keeps one index entry per page
-    is_unison, is_ginkgo = code == 1, code == 2
+    is_unison, is_ginkgo = code == UNISON, code == GINKGO
     f_u = np.where(is_unison, 1.0 - cache.zipf_hit_rate(sram_b / cal.META_LINE_B, unison_meta / cal.META_LINE_B, meta_alpha_block), 0.0)
     f_g = np.where(is_ginkgo, 1.0 - cache.zipf_hit_rate(sram_b / entry_b, meta_b_ginkgo / entry_b, meta_alpha_page), 0.0)
     double_read = f_u + f_g

@@ -31,11 +31,12 @@ import numpy as np
 
 from dse.model import Batch, Metric, Model, Param, knob_params
 from dse.units import GB, GIB, KB, MS_PER_S, NS_PER_S, S_PER_HOUR, US_PER_S
-from models.blocks import cost, link, workload
+from models.blocks import cost, dram, link, workload
 from models.iks import baselines, calibration, costs, device, enns, offload, rag, tenancy
 
 RETRIEVERS = ("iks", "cpu_enns", "cpu_hnsw")
-LINK_GENS = {"pcie5": 5, "pcie6": 6}
+#: Link generations the article's x16 CXL link may run on (link block parameter group).
+LINK_GENS = ("pcie5", "pcie6")
 HOST_LINKS = ("cxl", "nma_uplinks")
 PIPELININGS = ("pipelined", "serial")
 #: Infeasible points (``run_full``'s reasons) and where IKS-side metrics do not apply.
@@ -123,8 +124,8 @@ class Iks(Model):
               "pcie: a real device's DMA engine (link block); dsa_emulation: the article's measurement platform, "
               "whose ring buffer runs on the host's Intel DSA (~L3111, digest §1; offload.py, dsa.csv)",
               choices=offload.RING_PATHS, doc="what executes the ring buffer's DMA steps (interface ring_buffer only)"),
-        Param("link_gen", "pcie5", "x16 PCIe Gen5 / CXL link (~L3094)", choices=tuple(LINK_GENS)),
-        Param("lanes", 16, "x16 PCIe Gen5 link (~L3094)", choices=offload.LANES),
+        *link.params(gens=LINK_GENS, lanes=offload.LANES, default_gen="pcie5", default_lanes=16, source={
+            "link_gen": "x16 PCIe Gen5 / CXL link (~L3094)", "lanes": "x16 PCIe Gen5 link (~L3094)"}),
         Param("offload_ctx_kb", 0.0, "0: the batch's query vectors + a command line (Fig. 6 sweeps the context)",
               bounds=(0.0, 4096.0), doc="offload context size; 0 = derived from the batch"),
         # --- multitenancy
@@ -177,8 +178,10 @@ class Iks(Model):
               "next to its NICs and boot drive", bounds=(1, 64), integer=True),
         Param("host_base_dram_gib", 128.0, "assumption: OS, the retrieval service and its query buffers, per host",
               bounds=(0.0, 8192.0)),
-        Param("host_max_dram_gib", 4096.0, "assumption: 2 sockets x 8 DDR5 channels x 2 DIMMs x 128 GiB RDIMMs",
-              bounds=(64.0, 65536.0), doc="DRAM one host server holds (the CPU baselines keep the corpus there)"),
+        *dram.params("host_", max_dram_gib=4096.0,
+                     source="assumption: 2 sockets x 8 DDR5 channels x 2 DIMMs x 128 GiB RDIMMs",
+                     bounds={"max_dram_gib": (64.0, 65536.0)},
+                     doc={"max_dram_gib": "DRAM one host server holds (the CPU baselines keep the corpus there)"}),
     )
     metrics = (
         Metric("search_ms", "min", "ENNS batch on IKS: engine + top-K merge + offload tax", nan_means=IKS_NA),
@@ -226,27 +229,28 @@ class Iks(Model):
     def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
         tech = p.pick("lpddr", {k: i for i, k in enumerate(device.TECHS)})
         mode = p.pick("tenancy", {k: i for i, k in enumerate(tenancy.MODES)})
-        gen = p.pick("link_gen", LINK_GENS)
-        retriever = p.pick("retriever", {k: i for i, k in enumerate(RETRIEVERS)})
-        is_iks = retriever == 0
+        gen = link.from_batch(p).gen  # PCIe generation number (5, 6)
+        link_ix = offload.combo(gen, p.lanes)  # (generation, lanes) row of the link tables
+        is_iks = p.is_("retriever", "iks")
+        is_hnsw = p.is_("retriever", "cpu_hnsw")
         peak = device.tech_table()["peak_gbps"][tech]
         rsat = device.tech_table()["random_sat_gbps"][tech]
 
         place = _corpus_placement(p, mode)
-        tenant_bw, share = _tenant_traffic(p, mode, gen, rsat)
-        ctx_b, tax_s = _offload_tax(p, gen)
+        tenant_bw, share = _tenant_traffic(p, mode, link_ix, rsat)
+        ctx_b, tax_s = _offload_tax(p, gen, link_ix)
         s = _enns_search(p, place, peak, share, tax_s)
         ten = _tenant_latency(p, mode, tech, rsat, tenant_bw, s["search_s"])
         tenant_ok = place["tenant_has_channels"] & (ten["util_frac"] < 1.0)
-        cpu = _cpu_baselines(p, place["corpus_gb"], retriever)
-        search_any_s = np.where(retriever == 0, s["search_s"], np.where(retriever == 1, cpu["cpu_enns_s"], cpu["hnsw_s"]))
-        pipe = _rag_pipeline(p, retriever, cpu["hnsw_recall"], search_any_s)
+        cpu = _cpu_baselines(p, place["corpus_gb"], is_hnsw)
+        search_any_s = np.where(is_iks, s["search_s"], np.where(is_hnsw, cpu["hnsw_s"], cpu["cpu_enns_s"]))
+        pipe = _rag_pipeline(p, is_hnsw, cpu["hnsw_recall"], search_any_s)
         bill = _rag_cost_power(p, is_iks, place, s, pipe, search_any_s)
         system = _vector_search_system(p, is_iks, place, s, cpu, bill)
 
         search_s, gen_s, retrieval_s = s["search_s"], pipe["gen_s"], pipe["retrieval_s"]
         int_bw = device.CHANNELS * peak
-        ext_bw = offload.RAW_GBPS[offload.combo(gen, p.lanes)]
+        ext_bw = offload.RAW_GBPS[link_ix]
         fits = place["fits"]
         ok = np.where(fits & tenant_ok, 1.0, np.nan)
         iks_ok = np.where(is_iks, ok, 1.0)
@@ -285,7 +289,7 @@ class Iks(Model):
             "capex_usd": system["capex"] * iks_ok,
             "power_w": system["power"] * iks_ok,
             "query_latency_ms": search_any_s * MS_PER_S * iks_ok,
-            "recall_frac": np.where(retriever == 2, cpu["hnsw_recall"], 1.0),
+            "recall_frac": np.where(is_hnsw, cpu["hnsw_recall"], 1.0),
             "iks_count": bill["n_iks"] * iks_ok,
             "host_count": system["hosts"] * iks_ok,
             "host_dram_gib": system["dram_gib"] * iks_ok,
@@ -305,27 +309,27 @@ def _corpus_placement(p: Batch, mode: np.ndarray) -> Cols:
                      np.maximum(1.0, np.ceil(corpus_gb / (p.enns_channels * device.CHANNEL_CAPACITY_GB) - 1e-9)))
     shard_gb = corpus_gb / n_dev
     fits = np.asarray(shard_gb <= p.enns_channels * device.CHANNEL_CAPACITY_GB)  # array: ~ is a logical not
-    tenant_has_channels = np.asarray((mode != 1) | (p.enns_channels < device.CHANNELS))
+    tenant_has_channels = np.asarray((mode != tenancy.SPATIAL) | (p.enns_channels < device.CHANNELS))
     return {"corpus_gb": corpus_gb, "n_dev": n_dev, "shard_gb": shard_gb, "fits": fits,
             "tenant_has_channels": tenant_has_channels}
 
 
-def _tenant_traffic(p: Batch, mode: np.ndarray, gen: np.ndarray, rsat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _tenant_traffic(p: Batch, mode: np.ndarray, link_ix: np.ndarray, rsat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """5a. The CPU tenant's traffic, capped by the host path, and the channel share it takes from ENNS."""
-    link_cap = TENANT_LINK_GBPS[offload.combo(gen, p.lanes)]
+    link_cap = TENANT_LINK_GBPS[link_ix]
     host_cap = np.where(p.is_("host_link", "nma_uplinks"), device.PACKAGES * device.NMA_UPLINK_GBPS, link_cap)
     tenant_bw = np.minimum(p.tenant_bw_gbps, host_cap)
     return tenant_bw, tenancy.cotenant_share(mode, tenant_bw, rsat)
 
 
-def _offload_tax(p: Batch, gen: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _offload_tax(p: Batch, gen: np.ndarray, link_ix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """2. Offload tax (link block): the batch's context bytes and the time to hand it over and read results."""
     iface = p.pick("interface", {k: i for i, k in enumerate(offload.INTERFACES)})
     nmas = enns.active_nmas(p.enns_channels)
     ctx_b = np.where(p.offload_ctx_kb > 0, p.offload_ctx_kb * KB, offload.context_b(p.batch, p.embed_dim, p.elem_b))
     res_b = offload.result_b(p.batch, p.top_k, nmas)
     ring_path = p.pick("ring_path", {k: i for i, k in enumerate(offload.RING_PATHS)})
-    return ctx_b, offload.tax_ns(iface, ctx_b, res_b, gen, p.lanes, ring_path) / NS_PER_S
+    return ctx_b, offload.tax_ns(iface, ctx_b, res_b, gen, p.lanes, ring_path, link_ix) / NS_PER_S
 
 
 def _enns_search(p: Batch, place: Cols, peak: np.ndarray, share: np.ndarray, tax_s: np.ndarray) -> Cols:
@@ -346,13 +350,13 @@ def _tenant_latency(p: Batch, mode: np.ndarray, tech: np.ndarray, rsat: np.ndarr
                                   p.tenant_accesses, p.tenant_solo_p50_us, p.tenant_solo_p99_us, duty)
 
 
-def _cpu_baselines(p: Batch, corpus_gb: np.ndarray, retriever: np.ndarray) -> Cols:
+def _cpu_baselines(p: Batch, corpus_gb: np.ndarray, is_hnsw: np.ndarray) -> Cols:
     """6. CPU baselines: flat search and HNSW on host servers holding the corpus in DRAM."""
     # the corpus (and HNSW's float32 vectors + layer-0 links) in host DRAM, over as many host
     # servers as that DRAM needs; flat search scans each host's shard
     vectors = corpus_gb * GB / (p.embed_dim * p.elem_b)
     hnsw_gib = vectors * (p.embed_dim * p.hnsw_elem_b + 2.0 * p.hnsw_m * HNSW_LINK_B) / GIB
-    cpu_need_gib = np.where(retriever == 2, hnsw_gib, corpus_gb * GB / GIB)
+    cpu_need_gib = np.where(is_hnsw, hnsw_gib, corpus_gb * GB / GIB)
     usable_gib = p.host_max_dram_gib - p.host_base_dram_gib
     host_fits = np.asarray(usable_gib > 0)
     cpu_hosts = np.maximum(1.0, np.ceil(cpu_need_gib / np.maximum(usable_gib, 1e-9) - 1e-9))
@@ -361,18 +365,20 @@ def _cpu_baselines(p: Batch, corpus_gb: np.ndarray, retriever: np.ndarray) -> Co
     graph_vectors = vectors / cpu_hosts
     hnsw_ef = np.where(p.hnsw_recall_target_frac > 0, baselines.hnsw_ef_for_recall(p.hnsw_recall_target_frac, graph_vectors),
                        p.hnsw_ef)
-    hnsw_recall = baselines.hnsw_recall(hnsw_ef, graph_vectors)
-    hnsw_s = baselines.cpu_hnsw_s(p.batch, hnsw_ef, p.hnsw_m, p.embed_dim, p.hnsw_elem_b, p.cpu_threads,
-                                  p.hnsw_fit_ef, graph_vectors)
+    hnsw_recall = hnsw_s = np.nan  # read at HNSW points only: computed when the batch has some
+    if np.any(is_hnsw):
+        hnsw_recall = baselines.hnsw_recall(hnsw_ef, graph_vectors)
+        hnsw_s = baselines.cpu_hnsw_s(p.batch, hnsw_ef, p.hnsw_m, p.embed_dim, p.hnsw_elem_b, p.cpu_threads,
+                                      p.hnsw_fit_ef, graph_vectors)
     return {"cpu_need_gib": cpu_need_gib, "host_fits": host_fits, "cpu_hosts": cpu_hosts, "cpu_enns_s": cpu_enns_s,
             "hnsw_ef": hnsw_ef, "hnsw_recall": hnsw_recall, "hnsw_s": hnsw_s}
 
 
-def _rag_pipeline(p: Batch, retriever: np.ndarray, hnsw_recall: np.ndarray, search_any_s: np.ndarray) -> Cols:
+def _rag_pipeline(p: Batch, is_hnsw: np.ndarray, hnsw_recall: np.ndarray, search_any_s: np.ndarray) -> Cols:
     """7. RAG pipeline (LLM block tables): embedding + retrieval, then generation, serial or pipelined."""
     pipe = p.pick("pipeline", {k: i for i, k in enumerate(rag.PIPELINES)})
     docs_x = np.where(p.hnsw_docs_x > 0, p.hnsw_docs_x, 1.0 / np.maximum(hnsw_recall, 1e-3))
-    k_docs = np.where(retriever == 2, p.top_k * docs_x, p.top_k)
+    k_docs = np.where(is_hnsw, p.top_k * docs_x, p.top_k)
     g = rag.lookup(pipe, p.batch, k_docs)
     retrieval_s = g["embed_s"] + search_any_s
     gen_s = g["gen_s"]

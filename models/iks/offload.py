@@ -48,6 +48,8 @@ from models.blocks import link
 from models.iks.rag import read_csv
 
 INTERFACES = ("cxl_cache", "cxl_mem", "ring_buffer")
+#: Codes of the interfaces (index into INTERFACES, the ``interface`` parameter's choices).
+CXL_CACHE, CXL_MEM, RING_BUFFER = (INTERFACES.index(k) for k in ("cxl_cache", "cxl_mem", "ring_buffer"))
 #: Command line sent with every offload (corpus id, K, batch, query address), bytes.
 #: Assumption: one 64 B line.
 COMMAND_B = 64.0
@@ -71,6 +73,8 @@ CXL_MEM_RTS = 4.0
 RING_STACK = "spdk"
 #: What executes the ring buffer's DMA steps (see the module docstring).
 RING_PATHS = ("pcie", "dsa_emulation")
+#: Code of the DSA emulation (index into RING_PATHS, the ``ring_path`` parameter's choices).
+RING_PCIE, DSA_EMULATION = RING_PATHS.index("pcie"), RING_PATHS.index("dsa_emulation")
 #: Device-side DMA steps of one ring-buffer offload on the DSA emulation: descriptor fetch,
 #: context read, results write, completion entry -- the DMA steps of the ``pcie`` path's
 #: queue-pair protocol (link block ``nvme_command_breakdown``: sqe_fetch, data, cqe, plus
@@ -140,18 +144,30 @@ def ring_dsa_ns(ctx_b, res_b) -> np.ndarray:
     return host_ns + DSA_STEPS * DSA_OP_NS + moved_b / DSA_GBPS
 
 
-def tax_ns(interface_code, ctx_b, res_b, gen, lanes, ring_path=0) -> np.ndarray:
+def tax_ns(interface_code, ctx_b, res_b, gen, lanes, ring_path=RING_PCIE, link_ix=None) -> np.ndarray:
     """Offload tax (ns) of interface ``INTERFACES[interface_code]`` for the given context
     and result sizes on a PCIe/CXL link of generation ``gen`` (5, 6) and ``lanes``; the
-    ring buffer's DMA steps run on ``RING_PATHS[ring_path]``."""
-    c = combo(gen, lanes)
+    ring buffer's DMA steps run on ``RING_PATHS[ring_path]``.  ``link_ix``: ``combo(gen,
+    lanes)`` when the caller has it."""
+    c = combo(gen, lanes) if link_ix is None else link_ix
     rt = RT_NS[c]
     raw = RAW_GBPS[c]  # GB/s = B/ns
     lines = np.ceil(ctx_b / CACHELINE_B)
     cache = CXL_CACHE_RTS * rt + (ctx_b + res_b) / raw
     mem = lines * rt / FILL_BUFFERS + CXL_MEM_RTS * rt + res_b / raw
+    code = np.asarray(interface_code)
+    if not np.any(code == RING_BUFFER):  # the ring's link-block path is most of the cost: only when used
+        return np.where(code == CXL_CACHE, cache, mem)
+    ring = ring_ns(ctx_b, res_b, gen, lanes, ring_path)
+    return np.where(code == CXL_CACHE, cache, np.where(code == CXL_MEM, mem, ring))
+
+
+def ring_ns(ctx_b, res_b, gen, lanes, ring_path=RING_PCIE) -> np.ndarray:
+    """Ring-buffer offload (ns) with its DMA steps on ``RING_PATHS[ring_path]``: the link
+    block's queue-pair protocol and the results' posted writes, or the DSA emulation."""
+    dsa = np.asarray(ring_path) == DSA_EMULATION
+    if np.all(dsa):
+        return ring_dsa_ns(ctx_b, res_b)
     ring_in = link.nvme_command_overhead_ns(ctx_b, gen, lanes, write=True, completion="polling", stack=RING_STACK)
     ring = ring_in + link.PCIE_POSTED_WRITE_NS + res_b / link.pcie_dma_bw_gbps(gen, lanes, res_b)
-    ring = np.where(np.asarray(ring_path) == 1, ring_dsa_ns(ctx_b, res_b), ring)
-    code = np.asarray(interface_code)
-    return np.where(code == 0, cache, np.where(code == 1, mem, ring))
+    return np.where(dsa, ring_dsa_ns(ctx_b, res_b), ring)

@@ -32,6 +32,7 @@ other half equally), its QPS and whether it meets the SLOs, and the gain in %.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -89,6 +90,34 @@ def _tenant_p99_us(n_ch, bw, accesses, solo_p99_us, tech_code, sat) -> float:
     return float(solo_p99_us + accesses * shift / NS_PER_US)
 
 
+@dataclass(frozen=True)
+class Tenants:
+    """The checked inputs of a split: the devices, each tenant's traffic, SLO, footprint,
+    solo P99 and device, and the LPDDR's channel figures (dram block)."""
+
+    corpus_gb: float
+    batch: int
+    m: int
+    bw: list[float]
+    slo: list[float]
+    foot: list[float]
+    solo: list[float]
+    dev: list[int]
+    accesses: float
+    lpddr: str
+    tech: int
+    sat: float
+    peak: float
+
+    @property
+    def nt(self) -> int:
+        return len(self.bw)
+
+    def p99_us(self, t: int, channels: float) -> float:
+        """Tenant ``t``'s P99 on ``channels`` channels (dram block, not the surrogate)."""
+        return _tenant_p99_us(channels, self.bw[t], self.accesses, self.solo[t], self.tech, self.sat)
+
+
 def channel_split(
     corpus_gb: float = 256.0,
     batch: int = 16,
@@ -102,10 +131,21 @@ def channel_split(
     lpddr: str = "lpddr5x_8533",
 ) -> Solution:
     """Channels per IKS for ENNS vs latency-critical tenants: max ENNS QPS, tenant P99 <= SLO."""
-    import cvxpy as cp
+    ts = check_tenants(corpus_gb, batch, n_devices, tenant_bw_gbps, tenant_slo_p99_us, tenant_footprint_gb,
+                       tenant_device, tenant_accesses, tenant_solo_p99_us, lpddr)
+    surrogate = latency_surrogate(lpddr)
+    prob, n_lp, e_lp = solve_relaxed(ts, surrogate)
+    if prob.status not in ("optimal", "optimal_inaccurate"):
+        return Solution("iks-channel-split", prob.status, "enns_qps", float("nan"),
+                        summary={"why": "no split meets every SLO, footprint and the corpus"})
+    n_int, e_int = whole_channels(ts, n_lp)
+    return split_report(ts, surrogate, prob, n_lp, e_lp, n_int, e_int)
 
-    from models.iks.model import ETA_FIT
 
+def check_tenants(corpus_gb: float, batch: int, n_devices: int, tenant_bw_gbps: Any, tenant_slo_p99_us: Any,
+                  tenant_footprint_gb: Any, tenant_device: Any, tenant_accesses: float, tenant_solo_p99_us: Any,
+                  lpddr: str) -> Tenants:
+    """1. The inputs, checked (one value per tenant, or one for all), and the LPDDR's figures."""
     if lpddr not in device.TECHS:
         raise DseError(f"lpddr {lpddr!r} is not known; allowed: {', '.join(device.TECHS)}")
     m = int(n_devices)
@@ -120,87 +160,106 @@ def channel_split(
     if any(d < 0 or d >= m for d in dev):
         raise DseError(f"tenant_device values must be 0..{m - 1}")
     tech = device.TECHS.index(lpddr)
-    sat = float(device.tech_table()["random_sat_gbps"][tech])
-    peak = float(device.tech_table()["peak_gbps"][tech])
-    cap = device.CHANNEL_CAPACITY_GB
-    a, b, c, fit_err = latency_surrogate(lpddr)
+    return Tenants(corpus_gb, batch, m, bw, slo, foot, solo, dev, tenant_accesses, lpddr, tech,
+                   sat=float(device.tech_table()["random_sat_gbps"][tech]),
+                   peak=float(device.tech_table()["peak_gbps"][tech]))
 
-    n = cp.Variable(nt)
-    e = cp.Variable(m)
-    cons = [e >= 0, n >= 1, corpus_gb <= cap * cp.sum(e)]
-    for d in range(m):
-        on_d = [t for t in range(nt) if dev[t] == d]
+
+def solve_relaxed(ts: Tenants, surrogate: tuple[float, float, float, float]) -> tuple[Any, Any, Any]:
+    """2. The convex relaxation (CVXPY, Clarabel): (problem, tenant channels n, ENNS channels e)."""
+    import cvxpy as cp
+
+    a, b, c, _ = surrogate
+    cap = device.CHANNEL_CAPACITY_GB
+    n = cp.Variable(ts.nt)
+    e = cp.Variable(ts.m)
+    cons = [e >= 0, n >= 1, ts.corpus_gb <= cap * cp.sum(e)]
+    for d in range(ts.m):
+        on_d = [t for t in range(ts.nt) if ts.dev[t] == d]
         cons.append(e[d] + (cp.sum(n[on_d]) if on_d else 0) <= device.CHANNELS)
-    for t in range(nt):
-        cons.append(foot[t] <= cap * n[t])
-        lat_solo = _surrogate_ns(a, b, c, bw[t] / (device.CHANNELS * sat))
-        room_ns = (slo[t] - solo[t]) * NS_PER_US / tenant_accesses + lat_solo - a
-        if slo[t] < solo[t]:
-            raise DseError(f"tenant {t}: SLO {slo[t]:g} us is below what its solo run reaches ({solo[t]:g} us)")
-        k_t = bw[t] / sat
+    for t in range(ts.nt):
+        cons.append(ts.foot[t] <= cap * n[t])
+        lat_solo = _surrogate_ns(a, b, c, ts.bw[t] / (device.CHANNELS * ts.sat))
+        room_ns = (ts.slo[t] - ts.solo[t]) * NS_PER_US / ts.accesses + lat_solo - a
+        if ts.slo[t] < ts.solo[t]:
+            raise DseError(f"tenant {t}: SLO {ts.slo[t]:g} us is below what its solo run reaches ({ts.solo[t]:g} us)")
+        k_t = ts.bw[t] / ts.sat
         cons.append(b * k_t * cp.inv_pos(n[t]) + c * cp.inv_pos(1.0 - k_t * cp.inv_pos(n[t])) <= room_ns)
     prob = cp.Problem(cp.Maximize(cp.sum(e)), cons)
     prob.solve(solver="CLARABEL")
-    if prob.status not in ("optimal", "optimal_inaccurate"):
-        return Solution("iks-channel-split", prob.status, "enns_qps", float("nan"),
-                        summary={"why": "no split meets every SLO, footprint and the corpus"})
+    return prob, n, e
 
-    # integer channels: round each tenant up (its constraint is monotone in n_t alone)
-    n_int = [int(math.ceil(v - SOLVER_TOL)) for v in np.atleast_1d(n.value)]
-    # settle each tenant on the dram block itself (the surrogate is off by up to its fit
-    # error): the fewest channels that hold its footprint and meet its SLO
+
+def whole_channels(ts: Tenants, n_lp: Any) -> tuple[list[int], list[int]]:
+    """3. Whole channels: each tenant rounded up (its constraint is monotone in n_t alone),
+    then settled on the dram block itself (the surrogate is off by up to its fit error):
+    the fewest channels that hold its footprint and meet its SLO; ENNS gets the rest."""
+    cap = device.CHANNEL_CAPACITY_GB
+    n_int = [int(math.ceil(v - SOLVER_TOL)) for v in np.atleast_1d(n_lp.value)]
+
     def meets(t: int, k: int) -> bool:
-        return k * cap >= foot[t] and _tenant_p99_us(k, bw[t], tenant_accesses, solo[t], tech, sat) <= slo[t]
+        return k * cap >= ts.foot[t] and ts.p99_us(t, k) <= ts.slo[t]
 
-    for t in range(nt):
+    for t in range(ts.nt):
         while not meets(t, n_int[t]) and n_int[t] < device.CHANNELS:
             n_int[t] += 1
         while n_int[t] > 1 and meets(t, n_int[t] - 1):
             n_int[t] -= 1
-    e_int = [device.CHANNELS - sum(n_int[t] for t in range(nt) if dev[t] == d) for d in range(m)]
-    passes = math.ceil(batch / device.QUERIES_PER_PASS)
-    eta = ETA_FIT["eta"]
+    e_int = [device.CHANNELS - sum(n_int[t] for t in range(ts.nt) if ts.dev[t] == d) for d in range(ts.m)]
+    return n_int, e_int
 
-    def qps(channels_total: float) -> float:
-        if channels_total * cap < corpus_gb:
-            return float("nan")
-        return batch / (passes * corpus_gb / (channels_total * peak * eta))
 
-    q_opt = qps(sum(e_int))
+def split_qps(ts: Tenants, channels_total: float) -> float:
+    """ENNS QPS with the corpus spread over ``channels_total`` channels (NaN: it does not fit)."""
+    from models.iks.model import ETA_FIT
+
+    if channels_total * device.CHANNEL_CAPACITY_GB < ts.corpus_gb:
+        return float("nan")
+    passes = math.ceil(ts.batch / device.QUERIES_PER_PASS)
+    return ts.batch / (passes * ts.corpus_gb / (channels_total * ts.peak * ETA_FIT["eta"]))
+
+
+def split_report(ts: Tenants, surrogate: tuple[float, float, float, float], prob: Any, n_lp: Any, e_lp: Any,
+                 n_int: list[int], e_int: list[int]) -> Solution:
+    """4. The solution: one row per tenant and per device's ENNS share, the same split through
+    the iks model, and the article's heuristic (half of each device to ENNS) beside it."""
+    from models.iks.model import ETA_FIT, Iks
+
+    a, b, c, fit_err = surrogate
+    cap = device.CHANNEL_CAPACITY_GB
+    q_opt = split_qps(ts, sum(e_int))
     # the same split through the iks model: each device's shard on its ENNS channels
-    from models.iks.model import Iks
-
-    shards = [corpus_gb * ed / sum(e_int) for ed in e_int]
+    shards = [ts.corpus_gb * ed / sum(e_int) for ed in e_int]
     out = Iks().run({"corpus_gb": shards, "n_devices": 1.0, "enns_channels": [float(max(ed, 1)) for ed in e_int],
-                     "batch": float(batch), "lpddr": lpddr})
-    q_model = float(batch / (np.max(out["search_ms"]) / MS_PER_S))
+                     "batch": float(ts.batch), "lpddr": ts.lpddr})
+    q_model = float(ts.batch / (np.max(out["search_ms"]) / MS_PER_S))
     # the article's heuristic: half of each device to ENNS, tenants share the other half
     half = device.CHANNELS // 2
-    heur_n = [half / max(1, sum(1 for u in dev if u == dev[t])) for t in range(nt)]
-    heur_p99 = [_tenant_p99_us(math.floor(heur_n[t]), bw[t], tenant_accesses, solo[t], tech, sat) for t in range(nt)]
-    q_heur = qps(half * m)
+    heur_n = [half / max(1, sum(1 for u in ts.dev if u == ts.dev[t])) for t in range(ts.nt)]
+    heur_p99 = [ts.p99_us(t, math.floor(heur_n[t])) for t in range(ts.nt)]
+    q_heur = split_qps(ts, half * ts.m)
     rows = []
-    for t in range(nt):
+    for t in range(ts.nt):
         rows.append({
-            "tenant": t, "device": dev[t], "bw_gbps": bw[t], "slo_p99_us": slo[t],
-            "channels_lp": float(np.atleast_1d(n.value)[t]), "channels": n_int[t],
-            "p99_us": _tenant_p99_us(n_int[t], bw[t], tenant_accesses, solo[t], tech, sat),
+            "tenant": t, "device": ts.dev[t], "bw_gbps": ts.bw[t], "slo_p99_us": ts.slo[t],
+            "channels_lp": float(np.atleast_1d(n_lp.value)[t]), "channels": n_int[t],
+            "p99_us": ts.p99_us(t, n_int[t]),
             "heuristic_channels": heur_n[t], "heuristic_p99_us": heur_p99[t],
         })
-    for d in range(m):
+    for d in range(ts.m):
         rows.append({"tenant": "enns", "device": d, "bw_gbps": float("nan"), "slo_p99_us": float("nan"),
-                     "channels_lp": float(np.atleast_1d(e.value)[d]), "channels": e_int[d],
+                     "channels_lp": float(np.atleast_1d(e_lp.value)[d]), "channels": e_int[d],
                      "p99_us": float("nan"), "heuristic_channels": float(half), "heuristic_p99_us": float("nan")})
     summary = {
         "enns_qps_optimal": q_opt,
         "enns_qps_model": q_model,
-        "enns_qps_lp_bound": qps(float(prob.value)),
+        "enns_qps_lp_bound": split_qps(ts, float(prob.value)),
         "enns_qps_heuristic_half_split": q_heur,
         "gain_over_heuristic_pct": (q_opt / q_heur - 1.0) * 100.0 if q_heur == q_heur else float("nan"),
-        "heuristic_meets_slos": all(p <= s for p, s in zip(heur_p99, slo)),
-        "heuristic_fits_corpus": half * m * cap >= corpus_gb,
+        "heuristic_meets_slos": all(p <= s for p, s in zip(heur_p99, ts.slo)),
+        "heuristic_fits_corpus": half * ts.m * cap >= ts.corpus_gb,
         "latency_surrogate": f"{a:.2f} + {b:.2f} u + {c:.2f} / (1 - u) ns, max error {fit_err * 100:.1f}% for u <= {FIT_MAX_UTIL}",
-        "eta_frac": eta,
+        "eta_frac": ETA_FIT["eta"],
     }
     return Solution(
         problem="iks-channel-split", status=prob.status, objective_name="enns_qps", objective=q_opt, rows=rows,

@@ -29,19 +29,22 @@ from dse.units import NS_PER_US
 from models.iks import device
 
 MODES = ("solo", "spatial", "temporal")
+#: Codes of the modes (index into MODES, the ``tenancy`` parameter's choices): helpers
+#: compare with these, never with a bare number.
+SPATIAL, TEMPORAL = MODES.index("spatial"), MODES.index("temporal")
 #: Request quantiles the tenant's latency is reported at.
 P50, P99 = 0.50, 0.99
 
 
 def tenant_channels(mode_code, enns_channels) -> np.ndarray:
     """Channels the tenant's pages live on."""
-    return np.where(np.asarray(mode_code) == 1, device.CHANNELS - enns_channels, float(device.CHANNELS))
+    return np.where(np.asarray(mode_code) == SPATIAL, device.CHANNELS - enns_channels, float(device.CHANNELS))
 
 
 def cotenant_share(mode_code, tenant_bw_gbps, random_sat_gbps) -> np.ndarray:
     """Share of every ENNS channel's time the tenant takes (temporal only)."""
     u = tenant_bw_gbps / (device.CHANNELS * random_sat_gbps)
-    return np.where(np.asarray(mode_code) == 2, u, 0.0)
+    return np.where(np.asarray(mode_code) == TEMPORAL, u, 0.0)
 
 
 def tenant_latency(
@@ -55,7 +58,7 @@ def tenant_latency(
     util = np.where(n_ch > 0, util, np.inf)
     util_solo = tenant_bw_gbps / (device.CHANNELS * random_sat_gbps)
     shift_ns = device.tenant_access_ns(tech_code, util) - device.tenant_access_ns(tech_code, util_solo)
-    temporal = np.asarray(mode_code) == 2
+    temporal = np.asarray(mode_code) == TEMPORAL
     in_pass_ns = np.where(temporal, row_drain_ns, 0.0)
     base_us = accesses * shift_ns / NS_PER_US
     pass_us = accesses * in_pass_ns / NS_PER_US

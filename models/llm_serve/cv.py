@@ -1,6 +1,6 @@
 """Leave-one-anchor-out for llm-serve (``dse validate llm-serve --cv``).
 
-The anchors are the claims ``fit-<id>``: fit.py fits ``eff_flops_frac``, ``eff_hbm_frac``
+The anchors are the claims ``fit-<id>``: calibration.py fits ``eff_flops_frac``, ``eff_hbm_frac``
 and ``gemm_half_rows`` to the measurements ``<id>`` of measurements.csv with role ``fit``.
 :func:`left_out` refits the three constants on the other five fit rows (the same least
 squares from the same start as the shipped fit, about 1.5 s; a warm start from the shipped
@@ -14,7 +14,7 @@ from functools import cache
 from pathlib import Path
 
 from dse.claims import claim_value
-from models.llm_serve import fit as fitting
+from models.llm_serve import calibration
 
 CLAIMS_PATH = Path(__file__).resolve().parent / "claims.yaml"
 MODEL = "llm-serve"
@@ -31,7 +31,7 @@ def measurement_id(anchor_id: str) -> str:
 @cache
 def refit_without(anchor_id: str) -> dict[str, float]:
     """The three constants fitted without the anchor's measurement."""
-    return fitting.fit(exclude={measurement_id(anchor_id)})["constants"]
+    return calibration.fit(exclude={measurement_id(anchor_id)})["constants"]
 
 
 def left_out(anchor_id: str) -> float:

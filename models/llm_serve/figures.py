@@ -18,10 +18,10 @@ def _model() -> Any:
 
 
 def _measured_rows() -> list[dict[str, Any]]:
-    from models.llm_serve import fit
+    from models.llm_serve import calibration
 
-    rows = fit.measurements()
-    pred = fit.predict(rows)
+    rows = calibration.measurements()
+    pred = calibration.predict(rows)
     return [{"point": r["id"], "role": r["role"], "metric": r["metric"], "measured": float(r["value"]), "model": float(p),
              "error_pct": 100.0 * (float(p) / float(r["value"]) - 1.0)} for r, p in zip(rows, pred)]
 

@@ -32,7 +32,7 @@ The request path (models/blocks/llm/serving.py has the equations):
    block's component table; power: GPUs between idle and board power by utilization, the
    host, the tier devices.
 
-Three constants are fitted to published serving measurements (``fit.py`` ->
+Three constants are fitted to published serving measurements (``calibration.py`` ->
 ``fitted.toml``): the achieved fraction of peak FLOP/s, of HBM bandwidth, and the GEMM
 rows at which an iteration reaches half that FLOP/s (efficiency by size).
 """
@@ -84,7 +84,7 @@ def _fit(name: str) -> float:
     return float(fitted()["constants"][name])
 
 
-_FIT_SRC = "fitted: models/llm_serve/fitted.toml (scipy least squares on the 'fit' rows of measurements.csv; see fit.py)"
+_FIT_SRC = "fitted: models/llm_serve/fitted.toml (scipy least squares on the 'fit' rows of measurements.csv; see calibration.py)"
 
 
 @per_calibration

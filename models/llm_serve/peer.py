@@ -3,7 +3,7 @@
 ``results/reference/genz/llm_serve_peer.csv`` holds GenZ's prefill and decode estimates
 (``models/blocks/llm/genz_peer.py``).  :func:`side_by_side` evaluates llm-serve at every
 row's configuration and puts the two next to each other; nothing here feeds back into
-the model (its constants are fitted to published measurements only, ``fit.py``).
+the model (its constants are fitted to published measurements only, ``calibration.py``).
 
 The mapping (one ``run_full`` call evaluates every point):
 

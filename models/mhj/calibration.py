@@ -84,15 +84,21 @@ def fit(exclude: frozenset[str] | set[str] = frozenset()) -> dict[str, float]:
     return {"shuffle_storage_gbps": g, "other_ns_per_row": o}
 
 
-def write(values: dict[str, float]) -> str:
-    lines = ["# Written by `python -m models.mhj.calibration`; see that module for what each value is fitted to.", ""]
-    for k, v in values.items():
-        lines += [f"[{k}]", f"value = {v!r}", f'source = "{SOURCES[k]}"', ""]
-    text = "\n".join(lines)
-    tmp = FITTED_PATH.with_suffix(".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(FITTED_PATH)
-    return text
+#: The comment line at the top of ``fitted.toml``.
+FITTED_HEADER = ("Written by `python -m models.mhj.calibration`; see that module for what each value is fitted to.",)
+
+
+def fitted_tables(values: dict[str, float]) -> dict[str, dict[str, object]]:
+    """The tables of ``fitted.toml``: one per constant, its value and what it is fitted to."""
+    return {k: {"value": v, "source": SOURCES[k]} for k, v in values.items()}
+
+
+def write(values: dict[str, float], path: Path = FITTED_PATH, recompute_sd: bool = True) -> str:
+    """Write ``fitted.toml`` (the shared writer: atomic, full precision, keeps or recomputes
+    ``[uncertainty]``) and return its text."""
+    from models.blocks.fit_harness import write_fitted
+
+    return write_fitted(path, fitted_tables(values), FITTED_HEADER, package="mhj", recompute_sd=recompute_sd)
 
 
 def main() -> None:

@@ -144,7 +144,7 @@ class Mhj(Model):
         *knob_params("mem-analytics"),
         Param("node_dram_gib", 512.0 * GB / GIB, "§3: 512 GB of DDR5 per node (16 DIMMs)", bounds=(16.0, 16384.0),
               doc="local DRAM of each host (common metrics; SMJ/SHJ grow it to hold their share of the footprint)"),
-        Param("node_max_dram_gib", 4096.0, "assumption: a dual-socket host with 32 DIMM slots of 128 GiB RDIMMs",
+        Param("node_max_dram_gib", workload.HOST_MAX_DRAM_GIB, "workload block: a dual-socket host with 32 DIMM slots of 128 GiB RDIMMs",
               bounds=(16.0, 65536.0), doc="most local DRAM a host takes (common metrics)"),
     )
     metrics = (

@@ -37,16 +37,23 @@ def _interval_records(model: Any) -> list[dict[str, Any]]:
 
 
 def figures() -> list[tuple[str, Any]]:
-    import altair as alt
-
-    from models.ncs import popularity, tiers, video
     from models.ncs.model import Ncs
 
     model = Ncs()
-    figs: list[tuple[str, Any]] = []
-
-    # --- Fig 5(b): yearly cost per GB against the access interval, per tier and the Paretos
     rows = _interval_records(model)
+    return [
+        interval_tco_figure(rows),
+        tier_strip_figure(rows),
+        headline_figure(model),
+        *restore_figures(model),
+        view_cdf_figure(),
+    ]
+
+
+def interval_tco_figure(rows: list[dict[str, Any]]) -> tuple[str, Any]:
+    """Fig 5(b): yearly cost per GB against the access interval, per tier and the Paretos."""
+    import altair as alt
+
     x_enc = alt.X("interval_days:Q", scale=alt.Scale(type="log"), title="access interval (days)")
     y_enc = alt.Y("usd_per_gb_year:Q", scale=alt.Scale(type="log"), title="TCO (US$ per GB of HR video per year)")
     per_tier = alt.Chart(alt.Data(values=[r for r in rows if not r["pareto"]])).mark_line(strokeDash=[4, 3], opacity=0.6).encode(
@@ -56,10 +63,16 @@ def figures() -> list[tuple[str, Any]]:
     lines = alt.layer(per_tier, paretos).resolve_scale(color="independent")
     cross = alt.Chart(alt.Data(values=[{"x": PAPER_POINTS["crossover_interval_days"][0], "what": "article: crossover at 4 days (L547)"}])).mark_rule(
         color="black", strokeDash=[2, 2]).encode(x="x:Q", tooltip="what:N")
-    figs.append(("Fig 5(b): Baseline vs NCS TCO over the access interval (model lines; dotted rule: the article's 4-day crossover)",
-                 (lines + cross).properties(width=560, height=320)))
+    return ("Fig 5(b): Baseline vs NCS TCO over the access interval (model lines; dotted rule: the article's 4-day crossover)",
+            (lines + cross).properties(width=560, height=320))
 
-    # --- tier chosen at each interval by the two Paretos
+
+def tier_strip_figure(rows: list[dict[str, Any]]) -> tuple[str, Any]:
+    """The tier chosen at each interval by the two Paretos."""
+    import altair as alt
+
+    from models.ncs import tiers
+
     names = list(tiers.TIERS)
     chosen = [{"interval_days": r["interval_days"], "design": r["line"].split()[0], "tier": names[r["tier_code"]]}
               for r in rows if r["pareto"]]
@@ -68,10 +81,16 @@ def figures() -> list[tuple[str, Any]]:
         y=alt.Y("design:N", title=""),
         color=alt.Color("tier:N", title="cheapest tier"),
     )
-    figs.append(("Tier chosen by each Pareto over the access interval (S3 Standard / Standard-IA / Glacier IR)",
-                 strip.properties(width=560, height=90)))
+    return ("Tier chosen by each Pareto over the access interval (S3 Standard / Standard-IA / Glacier IR)",
+            strip.properties(width=560, height=90))
 
-    # --- headline percentages, model vs article
+
+def headline_figure(model: Any) -> tuple[str, Any]:
+    """Fig 1 / Fig 5: the headline percentages, model vs article."""
+    import altair as alt
+
+    from models.ncs import video
+
     ncs, bas = model.point(design="ncs"), model.point(design="baseline")
     d45 = model.point(design="ncs", access_interval_days=45, sr_bitrate_saving_frac=video.SR_BITRATE_SAVING_MAX_FRAC)
     pairs = [
@@ -86,12 +105,16 @@ def figures() -> list[tuple[str, Any]]:
         claim = f"{label} [{PAPER_POINTS[key][1]}]"
         bars.append({"claim": claim, "source": "model", "value": float(value)})
         bars.append({"claim": claim, "source": "article", "value": PAPER_POINTS[key][0]})
-    figs.append(("Fig 1 / Fig 5: headline percentages, model vs article",
-                 alt.Chart(alt.Data(values=bars)).mark_bar().encode(
-                     y=alt.Y("claim:N", title=""), yOffset="source:N", x=alt.X("value:Q", title="%"),
-                     color=alt.Color("source:N", title="")).properties(width=480, height=260)))
+    return ("Fig 1 / Fig 5: headline percentages, model vs article",
+            alt.Chart(alt.Data(values=bars)).mark_bar().encode(
+                y=alt.Y("claim:N", title=""), yOffset="source:N", x=alt.X("value:Q", title="%"),
+                color=alt.Color("source:N", title="")).properties(width=480, height=260))
 
-    # --- Fig 6(d): restore latency of the 10-min 4K video, over the baseline, and against subvideo size
+
+def restore_figures(model: Any) -> list[tuple[str, Any]]:
+    """Fig 6(d): restore latency of the 10-min 4K video over the baseline, and against subvideo size."""
+    import altair as alt
+
     serial = model.point(design="ncs", video_min=10, pipelining=False)["restore_vs_baseline_x"]
     piped = model.point(design="ncs", video_min=10)["restore_vs_baseline_x"]
     lat = [
@@ -101,18 +124,26 @@ def figures() -> list[tuple[str, Any]]:
         {"case": "NCS, pipelined", "source": "model", "x": float(piped)},
         {"case": "NCS, pipelined", "source": "article", "x": PAPER_POINTS["restore_piped_x"][0]},
     ]
-    figs.append(("Fig 6(d): restore time over the baseline's retrieval, 10-min 4K video (both NCS bars are fit anchors)",
-                 alt.Chart(alt.Data(values=lat)).mark_bar().encode(
-                     x=alt.X("case:N", title="", sort=None), xOffset="source:N", y=alt.Y("x:Q", title="x baseline"),
-                     color="source:N").properties(width=360, height=240)))
     sizes = np.geomspace(5.0, 400.0, 60)
     sv = model.run({"design": "ncs", "video_min": 10, "subvideo_mb": sizes})["restore_vs_baseline_x"]
-    figs.append(("Restore time against subvideo size (10-min 4K video): small subvideos pay the per-GET latency, large ones pipeline less",
-                 alt.Chart(alt.Data(values=[{"subvideo_mb": float(s), "x": float(v)} for s, v in zip(sizes, sv)])).mark_line().encode(
-                     x=alt.X("subvideo_mb:Q", scale=alt.Scale(type="log"), title="minimum subvideo size (MB)"),
-                     y=alt.Y("x:Q", title="restore time / baseline")).properties(width=420, height=220)))
+    return [
+        ("Fig 6(d): restore time over the baseline's retrieval, 10-min 4K video (both NCS bars are fit anchors)",
+         alt.Chart(alt.Data(values=lat)).mark_bar().encode(
+             x=alt.X("case:N", title="", sort=None), xOffset="source:N", y=alt.Y("x:Q", title="x baseline"),
+             color="source:N").properties(width=360, height=240)),
+        ("Restore time against subvideo size (10-min 4K video): small subvideos pay the per-GET latency, large ones pipeline less",
+         alt.Chart(alt.Data(values=[{"subvideo_mb": float(s), "x": float(v)} for s, v in zip(sizes, sv)])).mark_line().encode(
+             x=alt.X("subvideo_mb:Q", scale=alt.Scale(type="log"), title="minimum subvideo size (MB)"),
+             y=alt.Y("x:Q", title="restore time / baseline")).properties(width=420, height=220)),
+    ]
 
-    # --- Fig 1: share of videos below a view count, the two fitted distributions and the article's points
+
+def view_cdf_figure() -> tuple[str, Any]:
+    """Fig 1: share of videos below a view count, the two fitted distributions and the article's points."""
+    import altair as alt
+
+    from models.ncs import popularity
+
     views = np.geomspace(0.01, 1e4, 200)
     cdf_rows = []
     for name, (median, sigma) in popularity.POPULARITY.items():
@@ -126,6 +157,5 @@ def figures() -> list[tuple[str, Any]]:
         y=alt.Y("share_pct:Q", title="videos with fewer views (%)"), color=alt.Color("distribution:N", title=""))
     dots = alt.Chart(alt.Data(values=pts)).mark_point(color="black", size=60, filled=True).encode(
         x="views_per_year:Q", y="share_pct:Q", tooltip="what:N")
-    figs.append(("Fig 1: view distribution of the fleet (lognormal fits; the default passes through both points) and the article's coverage points",
-                 (curve + dots).properties(width=480, height=260)))
-    return figs
+    return ("Fig 1: view distribution of the fleet (lognormal fits; the default passes through both points) and the article's coverage points",
+            (curve + dots).properties(width=480, height=260))

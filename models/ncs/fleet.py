@@ -40,8 +40,33 @@ def sums(a_t, b_t, r, train, c, structure, mu, sigma):
     n, K = np.shape(r)[0], len(seq)
     A = [a_t[t] for t in seq]
     B = [b_t[t] for t in seq]
+    x = envelope_breakpoints(A, B)
+    edges = [np.zeros(n), *x, np.full(n, np.inf)]
+    alpha, beta, n_lo, n_hi, none = ncs_interval(A, B, r, train, c)
+    ups = upgrade_half_lines(a_t, b_t, A, B, r, train, c, cands, edges)
+    cdf = Segments(x, n_lo, n_hi, mu, sigma, ndtr)
 
-    # --- envelope breakpoints (coldest tier first)
+    base = sum(A[j] * (cdf.F_e[j + 1] - cdf.F_e[j]) + B[j] * (cdf.G_e[j + 1] - cdf.G_e[j]) for j in range(K))
+    # NCS saving on the winning interval: each segment clipped into [n_lo, n_hi] (F, G monotone)
+    Fw = [np.minimum(np.maximum(v, cdf.F_lo), cdf.F_hi) for v in cdf.F_e]
+    Gw = [np.minimum(np.maximum(v, cdf.G_lo), cdf.G_hi) for v in cdf.G_e]
+    gain = sum(alpha[j] * (Fw[j + 1] - Fw[j]) + beta[j] * (Gw[j + 1] - Gw[j]) for j in range(K))
+    gain = np.where(none, 0.0, gain)
+    return {
+        "fleet_baseline_usd": base,
+        "fleet_ncs_usd": base - gain,
+        "ncs_share": np.where(none, 0.0, cdf.F_hi - cdf.F_lo),
+        "multitier_share": cdf.F_e[K - 1] if K >= 2 else np.zeros(n),
+        "breakeven_views": x[-1] if K >= 2 else np.full(n, np.inf),
+        "n_hi": n_hi,
+        "n_lo": n_lo,
+        "upgraded_share": upgraded_share(ups, edges, cdf, mu, sigma, ndtr),
+    }
+
+
+def envelope_breakpoints(A, B):
+    """Views a year where the cheapest baseline tier changes (coldest tier first): K - 1 arrays."""
+    K = len(A)
     with np.errstate(divide="ignore", invalid="ignore"):
         x = [np.fmax((A[j] - A[j - 1]) / (B[j - 1] - B[j]), 0.0) for j in range(1, K)]
         if K == 3:  # a middle tier pushed off the envelope: the outer two meet directly
@@ -50,11 +75,14 @@ def sums(a_t, b_t, r, train, c, structure, mu, sigma):
             x = [np.where(drop, x02, x[0]), np.where(drop, x02, x[1])]
         elif K > 3:  # approximation: keep breakpoints ordered
             x = list(np.maximum.accumulate(np.asarray(x), axis=0))
-    edges = [np.zeros(n), *x, np.full(n, np.inf)]
+    return x
 
-    # --- where NCS pays: f = (1 - r) B(n) - T - c n is the minimum of the lines
-    # l_j = alpha_j + beta_j n over the envelope tiers, so f > 0 on the intersection of their
-    # positive half-lines: one interval [n_lo, n_hi]
+
+def ncs_interval(A, B, r, train, c):
+    """Where NCS pays: f = (1 - r) B(n) - T - c n is the minimum of the lines
+    l_j = alpha_j + beta_j n over the envelope tiers, so f > 0 on the intersection of their
+    positive half-lines: one interval [n_lo, n_hi].  Returns (alpha, beta, n_lo, n_hi, none)."""
+    n, K = np.shape(r)[0], len(A)
     alpha = [(1.0 - r) * A[j] - train for j in range(K)]
     beta = [(1.0 - r) * B[j] - c for j in range(K)]
     n_lo, n_hi = np.zeros(n), np.full(n, np.inf)
@@ -64,13 +92,16 @@ def sums(a_t, b_t, r, train, c, structure, mu, sigma):
         n_hi = np.fmin(n_hi, np.where(beta[j] < 0, root, np.where((beta[j] > 0) | (alpha[j] > 0), np.inf, -np.inf)))
         n_lo = np.fmax(n_lo, np.where(beta[j] > 0, root, 0.0))
     none = n_hi <= n_lo
-    n_lo = np.where(none, 0.0, n_lo)
-    n_hi = np.where(none, 0.0, n_hi)
+    return alpha, beta, np.where(none, 0.0, n_lo), np.where(none, 0.0, n_hi), none
 
-    # --- upgrades: each better-service candidate t' of segment j gives a half-line k n <= d;
-    # one candidate: a single threshold; several: the union of the "<=" and ">=" half-lines
-    up_pts, up_segs = [], []
-    for j in range(K):
+
+def upgrade_half_lines(a_t, b_t, A, B, r, train, c, cands, edges):
+    """Upgrades: each better-service candidate t' of segment j gives a half-line k n <= d; one
+    candidate: a single threshold; several: the union of the "<=" and ">=" half-lines.
+    Returns [(segment j, single, le, X, Y, thresholds clipped into the segment)]."""
+    n = np.shape(r)[0]
+    ups = []
+    for j in range(len(A)):
         if not cands[j]:
             continue
         ks, ds = [], []
@@ -82,43 +113,43 @@ def sums(a_t, b_t, r, train, c, structure, mu, sigma):
         if len(ks) == 1:
             k, d, q = ks[0], ds[0], qs[0]
             # k > 0: n <= q; k < 0: n >= q; k = 0: every n (d >= 0) or none (as q = +-inf, "<=")
-            le = k >= 0
             thr = np.where(k != 0, q, np.where(d >= 0, np.inf, -np.inf))
-            up_segs.append((j, True, le, None, None))
-            up_pts.append([np.clip(thr, edges[j], edges[j + 1])])
+            ups.append((j, True, k >= 0, None, None, [np.clip(thr, edges[j], edges[j + 1])]))
         else:
             X, Y = np.full(n, -np.inf), np.full(n, np.inf)
             for k, d, q in zip(ks, ds, qs):
                 X = np.fmax(X, np.where(k > 0, q, np.where((k == 0) & (d >= 0), np.inf, -np.inf)))
                 Y = np.fmin(Y, np.where(k < 0, q, np.inf))
-            up_segs.append((j, False, None, X, Y))
-            up_pts.append([np.clip(X, edges[j], edges[j + 1]), np.clip(Y, edges[j], edges[j + 1])])
+            ups.append((j, False, None, X, Y, [np.clip(X, edges[j], edges[j + 1]), np.clip(Y, edges[j], edges[j + 1])]))
+    return ups
 
-    # --- CDF F and partial mean G at the breakpoints and the interval's ends; points that are
-    # often trivial (n_lo = 0; thresholds on a segment edge) are evaluated only where they are not
-    mean = np.exp(mu + 0.5 * sigma * sigma)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = (np.log(np.stack([*x, n_hi])) - mu) / sigma
-    Fp = ndtr(z)
-    Gp = ndtr(z - sigma) * mean
-    F_e = [np.zeros(n), *Fp[: K - 1], np.ones(n)]
-    G_e = [np.zeros(n), *Gp[: K - 1], mean]
-    F_hi, G_hi = Fp[K - 1], Gp[K - 1]
-    F_lo, G_lo = np.zeros(n), np.zeros(n)
-    inner = np.flatnonzero(n_lo > 0)
-    if inner.size:
-        F_lo[inner], G_lo[inner] = _cdf_pmean(n_lo[inner], mu[inner], sigma[inner], mean[inner], ndtr)
 
-    base = sum(A[j] * (F_e[j + 1] - F_e[j]) + B[j] * (G_e[j + 1] - G_e[j]) for j in range(K))
+class Segments:
+    """CDF F and partial mean G at the envelope's breakpoints (``F_e``, ``G_e``, from 0 to the
+    open end) and at NCS's interval ends (``F_lo``/``G_lo``, ``F_hi``/``G_hi``); n_lo is often
+    0, so F and G are evaluated only where it is not."""
 
-    # NCS saving on the winning interval: each segment clipped into [n_lo, n_hi] (F, G monotone)
-    Fw = [np.minimum(np.maximum(v, F_lo), F_hi) for v in F_e]
-    Gw = [np.minimum(np.maximum(v, G_lo), G_hi) for v in G_e]
-    gain = sum(alpha[j] * (Fw[j + 1] - Fw[j]) + beta[j] * (Gw[j + 1] - Gw[j]) for j in range(K))
-    gain = np.where(none, 0.0, gain)
+    def __init__(self, x, n_lo, n_hi, mu, sigma, ndtr):
+        n, K = np.shape(n_lo)[0], len(x) + 1
+        mean = np.exp(mu + 0.5 * sigma * sigma)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = (np.log(np.stack([*x, n_hi])) - mu) / sigma
+        Fp = ndtr(z)
+        Gp = ndtr(z - sigma) * mean
+        self.F_e = [np.zeros(n), *Fp[: K - 1], np.ones(n)]
+        self.G_e = [np.zeros(n), *Gp[: K - 1], mean]
+        self.F_hi, self.G_hi = Fp[K - 1], Gp[K - 1]
+        self.F_lo, self.G_lo = np.zeros(n), np.zeros(n)
+        inner = np.flatnonzero(n_lo > 0)
+        if inner.size:
+            self.F_lo[inner], self.G_lo[inner] = _cdf_pmean(n_lo[inner], mu[inner], sigma[inner], mean[inner], ndtr)
 
-    upgraded = np.zeros(n)
-    for (j, single, le, X, Y), pts in zip(up_segs, up_pts):
+
+def upgraded_share(ups, edges, cdf, mu, sigma, ndtr):
+    """Share of videos upgraded to a tier of better service, summed over the segments."""
+    F_e = cdf.F_e
+    upgraded = np.zeros(np.shape(mu)[0])
+    for j, single, le, X, Y, pts in ups:
         F_t = [_cdf_inside(t, edges[j], edges[j + 1], F_e[j], F_e[j + 1], mu, sigma, ndtr) for t in pts]
         if single:  # one threshold: the segment below it ("<=") or above it
             upgraded += np.where(le, F_t[0] - F_e[j], F_e[j + 1] - F_t[0])
@@ -126,17 +157,7 @@ def sums(a_t, b_t, r, train, c, structure, mu, sigma):
             seg = F_e[j + 1] - F_e[j]
             part = np.clip((F_t[0] - F_e[j]) + (F_e[j + 1] - F_t[1]), 0.0, seg)
             upgraded += np.where(Y <= X, seg, part)
-
-    return {
-        "fleet_baseline_usd": base,
-        "fleet_ncs_usd": base - gain,
-        "ncs_share": np.where(none, 0.0, F_hi - F_lo),
-        "multitier_share": F_e[K - 1] if K >= 2 else np.zeros(n),
-        "breakeven_views": x[-1] if K >= 2 else np.full(n, np.inf),
-        "n_hi": n_hi,
-        "n_lo": n_lo,
-        "upgraded_share": upgraded,
-    }
+    return upgraded
 
 
 def _cdf_pmean(x, mu, sigma, mean, ndtr):

@@ -141,7 +141,7 @@ class Ncs(Model):
         Metric("request_usd_per_year", None, "PUT/GET fees"),
         Metric("sr_usd_per_year", None, "GPU restore part"),
         Metric("training_usd_per_year", None, "amortized DNN training part"),
-        Metric("tier_code", None, "tier used: index into ncs.tiers.TIERS (0 = frequent)"),
+        Metric("tier_code", None, "storage tier used (ncs.tiers.TIERS)", labels=tiers.TIERS),
         Metric("availability_pct", "max", "design availability of the tier used"),
         Metric("restore_latency_s", "min", "request to restored video"),
         Metric("baseline_latency_s", None, "baseline retrieval of the HR file"),

@@ -17,7 +17,7 @@ objects up to ~1 MB (MinIO's storage-REST calls and the TCP receive of the remot
 are what MinRdIO saves); above, MinRdIO's single NVMe-oF initiator.  Deferred parity runs
 in the background on the capacity the requests leave idle (M9).
 
-Calibration (``calibrate.py``): the software costs without a public value -- CPU per MinIO
+Calibration (``calibration.py``): the software costs without a public value -- CPU per MinIO
 storage-REST call, per RdIO block-map call, per byte of TCP, per byte of Reed-Solomon and
 of PUT body hashing, and the calls' waits -- are each fitted to one ratio of the article
 (the FileMap-cache gain, the 16 MB crossover, MinIO's failure drop, the write CPU saving,
@@ -131,17 +131,17 @@ class RdIO(Model):
               "run leaves its parity for after the run; 'shared': it competes with the requests (steady state)",
               choices=("idle", "shared"), doc="how deferred parity work shares the cluster with the requests"),
         # --- software constants: CPU per operation and the waits the RPCs add.  Five are fitted
-        # (calibrate.py) to secondary observations of the article, one anchored on cpu_read;
+        # (calibration.py) to secondary observations of the article, one anchored on cpu_read;
         # the rest are stated assumptions
         Param("req_cpu_us", 700.0,
               "assumption: MinIO's S3 handler per request beyond data and internode calls (SigV4 HMAC-SHA256, header parsing, "
               "xl.meta decode of every disk's copy, object-layer bookkeeping, Go allocation/GC), ~0.7 ms of a 2.4 GHz core",
               bounds=(0.0, 10000.0), doc="gateway CPU per S3 request beyond the data movement and the internode calls"),
-        Param("rpc_cpu_us", 53.69, "fitted (calibrate.py): anchored on 37% less read CPU (L808, headline cpu_read)", bounds=(0.0, 1000.0),
+        Param("rpc_cpu_us", 53.69, "fitted (calibration.py): anchored on 37% less read CPU (L808, headline cpu_read)", bounds=(0.0, 1000.0),
               doc="CPU per MinIO storage-REST call (xl.meta, shard stream, lock) at each end"),
-        Param("rpc_wait_us", 0.0, "fitted (calibrate.py) to WriteBlocks 85% shorter in MinRdIO (digest §2 M3) and 'double transfer doubles the I/O latency' (L644)",
+        Param("rpc_wait_us", 0.0, "fitted (calibration.py) to WriteBlocks 85% shorter in MinRdIO (digest §2 M3) and 'double transfer doubles the I/O latency' (L644)",
               bounds=(0.0, 5000.0), doc="MinIO storage-REST call latency beyond its CPU at both ends (scheduling, handler waits)"),
-        Param("map_rpc_cpu_us", 23.84, "fitted (calibrate.py) to MinRdIO 23% faster than MinRdIO-FMC at the smallest objects (L796)",
+        Param("map_rpc_cpu_us", 23.84, "fitted (calibration.py) to MinRdIO 23% faster than MinRdIO-FMC at the smallest objects (L796)",
               bounds=(0.0, 1000.0), doc="CPU per RdIO metadata-plane call (block map, remote fdatasync) at each end"),
         Param("map_rpc_wait_us", 0.0, "assumption: RdIO's metadata call waits on nothing beyond its CPU and the owner's file system",
               bounds=(0.0, 5000.0), doc="RdIO metadata-plane call latency beyond its CPU at both ends"),
@@ -151,17 +151,17 @@ class RdIO(Model):
               "link block: kernel NVMe stack submit + complete + interrupt (kernel_irq, interrupt completion)",
               bounds=(0.0, 100.0), doc="CPU per NVMe-oF I/O at the issuing host"),
         Param("tcp_cpu_per_kib_us", 1.932,
-              "fitted (calibrate.py) to MinRdIO falling behind MinIO at 16 MB objects (L798): MinIO's TCP over IPoIB per byte",
+              "fitted (calibration.py) to MinRdIO falling behind MinIO at 16 MB objects (L798): MinIO's TCP over IPoIB per byte",
               bounds=(0.0, 10.0), doc="CPU per KiB sent or received over kernel TCP (IPoIB) incl. Go's HTTP copies, per end"),
         Param("hash_cpu_per_kib_us", 0.5,
               "assumption: HighwayHash bitrot check (~10 GB/s/core, MinIO docs) + about three buffer copies (~6 GB/s each) per byte",
               bounds=(0.0, 10.0), doc="gateway CPU per KiB of shard read or written (bitrot hash, buffer copies)"),
         Param("ec_cpu_per_kib_input_us", 0.2516,
-              "fitted (calibrate.py) to MinIO's 7% lower GET throughput with a failed node (L839), at (6, 2)",
+              "fitted (calibration.py) to MinIO's 7% lower GET throughput with a failed node (L839), at (6, 2)",
               bounds=(0.0, 2.0),
               doc="Reed-Solomon CPU per KiB of parity computed or of data rebuilt, per input shard: every output byte "
                   "combines k inputs (k x r multiply-adds per stripe byte), so an output KiB costs k times this"),
-        Param("put_hash_cpu_per_kib_us", 11.22, "fitted (calibrate.py) to 12% less write CPU (L808)", bounds=(0.0, 40.0),
+        Param("put_hash_cpu_per_kib_us", 11.22, "fitted (calibration.py) to 12% less write CPU (L808)", bounds=(0.0, 40.0),
               doc="gateway CPU per KiB of PUT body beyond TCP and the shards (content hashes: MD5 ETag, SigV4 payload SHA-256; copies)"),
         Param("fs_meta_us", 10.0, "assumption: XFS fallocate + fiemap served from the in-memory inode (L712: no disk I/O)",
               bounds=(0.0, 1000.0), doc="owner-node file-system time of a block-map request"),

@@ -263,32 +263,22 @@ def get(c: Ctx) -> dict[str, np.ndarray]:
     }
 
 
-def put(c: Ctx, parity_extra: bool = False) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None]:
-    """Latency, CPU and bytes of one PUT, with the deferred parity work done during the
-    requests counted at ``c.parity_in_window``; with ``parity_extra`` also the rest of
-    the deferred parity work (per request, station quantities only; else None)."""
-    O, k, r, blocks, b = c.object_b, c.k, c.r, c.blocks, c.shard_b
+def put_latency(c: Ctx) -> dict[str, np.ndarray]:
+    """Latency of one PUT (M3) and its stages: front end, Encode, the wait for RdIO's block map,
+    WriteBlocks, xl.meta, Commit.  The body is hashed for its ETag / payload signature as it
+    streams in, each shard gets its bitrot hash and the parity is computed (Encode); MinIO
+    streams each remote shard file through one RPC that creates the file on the owner, MinRdIO
+    writes the raw volume, its create/fallocate/fiemap RPC overlapping the encoding.  Deferred
+    parity (M9): only the data shards are hashed and written on the request's path."""
+    k, b = c.k, c.shard_b
     minio, rdio = c.minio, ~c.minio
-    n = k + r
     io_b = paths.direct_io_b(b)
-    meta_io_b = paths.direct_io_b(META_B)
     t_shard_io = paths.volume_io_us(io_b, True, c.transport, c.link_gbit_s, c.nvmf_write)
-    t_small_io = paths.volume_io_us(meta_io_b, True, c.transport, c.link_gbit_s, c.nvmf_write)
-    rpc_small = _rpc_us(c, HDR_WIRE_B, HDR_WIRE_B)
+    t_small_io = paths.volume_io_us(paths.direct_io_b(META_B), True, c.transport, c.link_gbit_s, c.nvmf_write)
     # RdIO's metadata-plane RPC: create + fallocate + fiemap on the owner
     map_rpc = _tcp_us(c, HDR_WIRE_B, MAP_WIRE_B) + c.map_rpc_sw_us + c.fs_create_us + c.fs_meta_us
-    vol_rem = c.volumes - c.vols
-    remotes = c.nodes - 1.0
-    kib_o = _kib(O)
-
-    # --- latency (M3): front end, Encode, WriteBlocks, xl.meta, Commit.  The body is hashed
-    # for its ETag / payload signature as it streams in, each shard gets its bitrot hash and
-    # the parity is computed (Encode); MinIO streams each remote shard file through one RPC
-    # that creates the file on the owner, MinRdIO writes the raw volume, its
-    # create/fallocate/fiemap RPC overlapping the encoding.  Deferred parity (M9): only the
-    # data shards are hashed and written on the request's path.
-    deferred = c.deferred
-    on_path = np.where(deferred, k, n)
+    kib_o = _kib(c.object_b)
+    on_path = np.where(c.deferred, k, k + c.r)
     encode = kib_o * (c.put_hash_cpu_per_kib_us + on_path / k * c.hash_cpu_per_kib_us + (on_path - k) / k * c.ec_cpu_per_kib_us)
     wire_us_per_b = 1.0 / c.wire_b_per_us
     fan_out_us = (on_path - 1.0) * c.shard_wire_b * wire_us_per_b
@@ -300,72 +290,81 @@ def put(c: Ctx, parity_extra: bool = False) -> tuple[dict[str, np.ndarray], dict
     # article's breakdown has it)
     upload_us = _tcp_us(c, c.object_wire_b, HDR_WIRE_B) + kib_o * c.tcp_cpu_per_kib_us
     map_wait = np.where(rdio, np.maximum(map_rpc - encode - upload_us, 0.0), 0.0)
-    write_blocks = np.where(minio, c.rpc_sw_us + c.fs_create_us, 0.0) + blocks * block_us
+    write_blocks = np.where(minio, c.rpc_sw_us + c.fs_create_us, 0.0) + c.blocks * block_us
     write_meta = _rpc_us(c, META_WIRE_B, HDR_WIRE_B) + t_small_io
     # MinRdIO: + a remote fdatasync of the raw-written shards, through RdIO's own call
     fsync_rpc = _tcp_us(c, HDR_WIRE_B, HDR_WIRE_B) + c.map_rpc_sw_us + t_small_io
-    commit = rpc_small + t_small_io + np.where(rdio, fsync_rpc, 0.0)
+    commit = _rpc_us(c, HDR_WIRE_B, HDR_WIRE_B) + t_small_io + np.where(rdio, fsync_rpc, 0.0)
     front = upload_us + _front_us(c)
-    latency = front + encode + map_wait + write_blocks + write_meta + commit
-
-    nv_meta, nv_shard = paths.nvmf_wire_b(meta_io_b), paths.nvmf_wire_b(io_b)
-    shard_wire_b = c.shard_wire_b
-
-    def accounting(n_res: np.ndarray) -> dict[str, np.ndarray]:
-        """Operations, bytes and CPU with ``n_res`` shards per erasure block written."""
-        shards = blocks * n_res
-        shards_rem = shards * c.f_rem
-        files_rem = n_res * c.f_rem  # one shard file per remote volume
-        # MinIO: one streaming RPC per remote shard file, one xl.meta write and one commit per
-        # remote volume; MinRdIO: the same xl.meta and commit RPCs, plus one create/map and one
-        # fdatasync RPC per remote node (a node's files together)
-        rpcs = 2.0 * vol_rem + np.where(minio, files_rem, 0.0) + c.lock_rpcs  # MinIO storage REST calls
-        map_rpcs = np.where(minio, 0.0, 2.0 * remotes)  # RdIO's create/map and fdatasync calls
-        gw_shards = np.where(minio, shards - shards_rem, shards)
-        gw_ios = gw_shards + 2.0 * c.vols
-        own_ios = 2.0 * vol_rem + np.where(minio, shards_rem, remotes)  # + shards | a journal flush per node
-        # --- bytes (M4)
-        gw_nvmf = gw_shards * nv_shard + 2.0 * c.vols * nv_meta
-        own_nvmf = np.where(minio, shards_rem * nv_shard, 0.0) + (own_ios - np.where(minio, shards_rem, 0.0)) * nv_meta
-        payload_b = np.where(minio, shards_rem * shard_wire_b, 0.0) + vol_rem * META_WIRE_B
-        answers_b = (rpcs + map_rpcs) * HDR_WIRE_B + np.where(rdio, remotes * paths.tcp_wire_b(files_rem / remotes * MAP_B), 0.0)
-        # --- CPU (M5): body hash, bitrot hash of the shards written, parity computation
-        encode_cpu = kib_o * (c.put_hash_cpu_per_kib_us + n_res / k * c.hash_cpu_per_kib_us + (n_res - k) / k * c.ec_cpu_per_kib_us)
-        rpc_cpu = c.rpc_cpu_us * rpcs + c.map_rpc_cpu_us * map_rpcs
-        tcp_payload = _kib(payload_b) * c.tcp_cpu_per_kib_us
-        cpu_gw = c.req_cpu_us + kib_o * c.tcp_cpu_per_kib_us + encode_cpu + c.io_cpu_us * gw_ios + rpc_cpu + tcp_payload
-        cpu_own = (
-            rpc_cpu + tcp_payload + c.io_cpu_us * own_ios
-            + files_rem * c.fs_create_us + np.where(rdio, files_rem * c.fs_meta_us, 0.0)
-        )
-        storage = gw_nvmf + own_nvmf
-        return {
-            "cpu_gw_us": cpu_gw,
-            "cpu_own_us": cpu_own,
-            "storage_b": storage,
-            "compute_b": payload_b + answers_b,
-            "gw_rx_b": c.object_wire_b + answers_b,
-            "gw_tx_b": gw_nvmf + payload_b,
-            "own_rx_b": payload_b,
-            "own_tx_b": own_nvmf + answers_b,
-            "gw_nvmf_b": gw_nvmf,
-            "own_nvmf_b": own_nvmf,
-            "storage_tx_b": np.zeros_like(gw_nvmf),
-            "storage_rx_b": storage,
-            "ssd_ios": gw_ios + own_ios,
-            "ssd_io_b": io_b,
-        }
-
-    # deferred parity work counts at the share done while requests run
-    n_fg = k + r * np.where(deferred, c.parity_in_window, 1.0)
-    out = accounting(n_fg)
-    out.update({
-        "latency_us": latency,
+    return {
+        "latency_us": front + encode + map_wait + write_blocks + write_meta + commit,
         "storage_phase_us": write_blocks,
         "encode_us": encode,
         "commit_us": commit,
-    })
+    }
+
+
+def put_accounting(c: Ctx, n_res: np.ndarray) -> dict[str, np.ndarray]:
+    """Operations, bytes and CPU of one PUT with ``n_res`` shards per erasure block written."""
+    k, minio, rdio = c.k, c.minio, ~c.minio
+    io_b = paths.direct_io_b(c.shard_b)
+    nv_meta, nv_shard = paths.nvmf_wire_b(paths.direct_io_b(META_B)), paths.nvmf_wire_b(io_b)
+    vol_rem = c.volumes - c.vols
+    remotes = c.nodes - 1.0
+    kib_o = _kib(c.object_b)
+    shards = c.blocks * n_res
+    shards_rem = shards * c.f_rem
+    files_rem = n_res * c.f_rem  # one shard file per remote volume
+    # MinIO: one streaming RPC per remote shard file, one xl.meta write and one commit per
+    # remote volume; MinRdIO: the same xl.meta and commit RPCs, plus one create/map and one
+    # fdatasync RPC per remote node (a node's files together)
+    rpcs = 2.0 * vol_rem + np.where(minio, files_rem, 0.0) + c.lock_rpcs  # MinIO storage REST calls
+    map_rpcs = np.where(minio, 0.0, 2.0 * remotes)  # RdIO's create/map and fdatasync calls
+    gw_shards = np.where(minio, shards - shards_rem, shards)
+    gw_ios = gw_shards + 2.0 * c.vols
+    own_ios = 2.0 * vol_rem + np.where(minio, shards_rem, remotes)  # + shards | a journal flush per node
+    # --- bytes (M4)
+    gw_nvmf = gw_shards * nv_shard + 2.0 * c.vols * nv_meta
+    own_nvmf = np.where(minio, shards_rem * nv_shard, 0.0) + (own_ios - np.where(minio, shards_rem, 0.0)) * nv_meta
+    payload_b = np.where(minio, shards_rem * c.shard_wire_b, 0.0) + vol_rem * META_WIRE_B
+    answers_b = (rpcs + map_rpcs) * HDR_WIRE_B + np.where(rdio, remotes * paths.tcp_wire_b(files_rem / remotes * MAP_B), 0.0)
+    # --- CPU (M5): body hash, bitrot hash of the shards written, parity computation
+    encode_cpu = kib_o * (c.put_hash_cpu_per_kib_us + n_res / k * c.hash_cpu_per_kib_us + (n_res - k) / k * c.ec_cpu_per_kib_us)
+    rpc_cpu = c.rpc_cpu_us * rpcs + c.map_rpc_cpu_us * map_rpcs
+    tcp_payload = _kib(payload_b) * c.tcp_cpu_per_kib_us
+    cpu_gw = c.req_cpu_us + kib_o * c.tcp_cpu_per_kib_us + encode_cpu + c.io_cpu_us * gw_ios + rpc_cpu + tcp_payload
+    cpu_own = (
+        rpc_cpu + tcp_payload + c.io_cpu_us * own_ios
+        + files_rem * c.fs_create_us + np.where(rdio, files_rem * c.fs_meta_us, 0.0)
+    )
+    storage = gw_nvmf + own_nvmf
+    return {
+        "cpu_gw_us": cpu_gw,
+        "cpu_own_us": cpu_own,
+        "storage_b": storage,
+        "compute_b": payload_b + answers_b,
+        "gw_rx_b": c.object_wire_b + answers_b,
+        "gw_tx_b": gw_nvmf + payload_b,
+        "own_rx_b": payload_b,
+        "own_tx_b": own_nvmf + answers_b,
+        "gw_nvmf_b": gw_nvmf,
+        "own_nvmf_b": own_nvmf,
+        "storage_tx_b": np.zeros_like(gw_nvmf),
+        "storage_rx_b": storage,
+        "ssd_ios": gw_ios + own_ios,
+        "ssd_io_b": io_b,
+    }
+
+
+def put(c: Ctx, parity_extra: bool = False) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None]:
+    """Latency, CPU and bytes of one PUT, with the deferred parity work done during the
+    requests counted at ``c.parity_in_window``; with ``parity_extra`` also the rest of
+    the deferred parity work (per request, station quantities only; else None)."""
+    # deferred parity work counts at the share done while requests run
+    n_fg = c.k + c.r * np.where(c.deferred, c.parity_in_window, 1.0)
+    out = put_accounting(c, n_fg)
+    out.update(put_latency(c))
     if not parity_extra:
         return out, None
-    full = accounting(np.broadcast_to(n, n_fg.shape))
+    full = put_accounting(c, np.broadcast_to(c.k + c.r, n_fg.shape))
     return out, {key: full[key] - out[key] for key in full if key != "ssd_io_b"}

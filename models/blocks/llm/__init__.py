@@ -14,6 +14,12 @@ The API (everything vectorized: pass columns, get columns back):
   It reproduces Calculon's outputs (see ``reference.check_reference``).
 * ``inference(model, system, batch=, prompt=, gen=, tp=, pp=, kv_cache=True)`` — TTFT, time
   per output token, tokens/s and per-device memory by tier, with or without a KV cache.
+* ``inference_columns(model, StepSystem.columns(flops_per_s=..., tiers=[(name, capacity_b, bps),
+  ...], net_bps=..., net_latency_s=...), batch=..., ...)`` — the same as ``inference`` with the
+  hardware itself as columns (one design per point); ``inference`` is its one-System form
+  (``StepSystem.from_system``).  Its stages (``layer_costs``, ``held_sizes``, ``place_columns``,
+  ``pass_breakdown``, ``schedule``) are public in ``step.py`` for models that search layouts
+  (``models/dockerssd/pool.py``).
 * ``search(model, num_procs, max_batch, system)`` — best (TP, PP, DP, microbatch, recompute,
   offload, ...) execution by sample rate in Calculon's search space (``-m`` rule), streamed
   shape by shape with memory feasibility and a batch-time lower bound before the full
@@ -21,7 +27,7 @@ The API (everything vectorized: pass columns, get columns back):
 * ``place(sizes, traffic, tiers, method="greedy"|"lp")`` — weights/KV/activations over tiers.
 
 Files: ``transformer.py`` (per-layer accounting), ``hardware.py``, ``training.py``,
-``inference.py``, ``placement.py``, ``search.py`` (with ``space.py``: the enumeration, and
+``step.py`` (the batch-native inference step), ``inference.py``, ``placement.py``, ``search.py`` (with ``space.py``: the enumeration, and
 ``bound.py``: feasibility and bounds), ``calculon_io.py``, ``executions.py``,
 ``models.py``, ``reference.py`` (comparison with Calculon runs), ``bench.py``.
 """
@@ -36,6 +42,7 @@ from models.blocks.llm.inference import inference
 from models.blocks.llm.models import MODELS, ModelShape, get_model
 from models.blocks.llm.placement import Placement, place
 from models.blocks.llm.search import SearchResult, search
+from models.blocks.llm.step import StepSystem, inference_columns
 from models.blocks.llm.training import ERRORS, evaluate
 
 
@@ -51,6 +58,6 @@ def train_step(model: ModelShape | Any, system: System, **execution: Any) -> dic
 
 __all__ = [
     "ERRORS", "MODELS", "EfficiencyTable", "Engine", "Executions", "MemoryTier", "ModelShape", "Network",
-    "Placement", "SearchResult", "System", "evaluate", "get_model", "inference", "place", "search",
-    "simple_network", "tier", "train_step",
+    "Placement", "SearchResult", "StepSystem", "System", "evaluate", "get_model", "inference", "inference_columns",
+    "place", "search", "simple_network", "tier", "train_step",
 ]

@@ -5,6 +5,8 @@
 * ``llm.search_turing530B_5128`` — Calculon's S1 best-execution search end to end
   (enumeration, feasibility and ``-m`` rule, bounds, full evaluation of what the bounds
   leave, top-3); the production-scale searches are timed by ``dse.bench.llm_search_rows``;
+* ``llm.train_one`` — one training execution (megatron-22B: the S5 search's best, TP 1 x
+  PP 3 x DP 641 on 1,923 A100s), as a sequential sampler evaluates one configuration at a time;
 * ``llm.reference_runs`` — all rows of ``results/reference/calculon/runs.csv``;
 * ``llm.inference_sweep`` — 10k (batch, prompt, generation) serving points of Llama-3-70B;
 * ``llm.serving`` — 32,768 random serving configurations (model size 7-80B, prompt, output,
@@ -22,6 +24,7 @@ from models.blocks.llm.reference import SHIPPED
 
 def bench_cases() -> list[tuple[str, Callable[[], int]]]:
     from models.blocks.llm.calculon_io import model_from_json, system_from_json
+    from models.blocks.llm.executions import Executions
     from models.blocks.llm.inference import inference
     from models.blocks.llm.models import get_model
     from models.blocks.llm.reference import evaluate_rows
@@ -42,6 +45,16 @@ def bench_cases() -> list[tuple[str, Callable[[], int]]]:
     def train_eval() -> int:
         evaluate(m22, a100, big)
         return big.n
+
+    # the best execution of the S5 search (1,923 A100s, batch <= 2,520), feasible
+    one = Executions.from_columns(tensor_par=1, pipeline_par=3, data_par=641, batch_size=1923, microbatch_size=1,
+                                  pipeline_interleaving=16, optimizer_sharding=True, data_par_overlap=True,
+                                  optimizer_offload=True, activation_recompute="attn_only", pipeline_par_net=1,
+                                  data_par_net=1)
+
+    def train_one() -> int:
+        evaluate(m22, a100, one)
+        return 1
 
     def search_s1() -> int:
         return search(turing, 5128, 2520, a100, top_n=3).candidates
@@ -64,6 +77,7 @@ def bench_cases() -> list[tuple[str, Callable[[], int]]]:
 
     return [
         ("llm.train_eval", train_eval),
+        ("llm.train_one", train_one),
         ("llm.search_turing530B_5128", search_s1),
         ("llm.reference_runs", reference_runs),
         ("llm.inference_sweep", inference_sweep),

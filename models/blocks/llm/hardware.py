@@ -88,6 +88,8 @@ class EfficiencyTable:
         # ascending copies for searchsorted
         object.__setattr__(self, "_asc_sizes", np.asarray(self.sizes[::-1], dtype=np.float64))
         object.__setattr__(self, "_asc_effs", np.asarray(self.effs[::-1], dtype=np.float64))
+        # efficiency by searchsorted index j (the row j - 1; j = 0, a negative size, takes the first row)
+        object.__setattr__(self, "_effs_by_j", np.concatenate((self._asc_effs[:1], self._asc_effs)))  # type: ignore[attr-defined]
 
     @classmethod
     def from_rows(cls, rows: Sequence[Sequence[float]], unit: float) -> EfficiencyTable:
@@ -105,8 +107,7 @@ class EfficiencyTable:
 
     def __call__(self, size: Any) -> Any:
         """Efficiency for ``size`` (scalar or array): the row with the largest size <= ``size``."""
-        j = np.searchsorted(self._asc_sizes, size, side="right")  # type: ignore[attr-defined]
-        return self._asc_effs[np.maximum(j - 1, 0)]  # type: ignore[attr-defined]
+        return self._effs_by_j[self._asc_sizes.searchsorted(size, side="right")]  # type: ignore[attr-defined]
 
 
 # --------------------------------------------------------------------------- compute
@@ -199,10 +200,17 @@ class Network:
 
     def time(self, op: str, nbytes: Any, peers: Any) -> Any:
         """Collective/p2p time: latency + bytes*scalar*(1 + offset/peers) / (bw*eff)."""
-        scalar, offset = self.ops[op]
-        moved = np.asarray(nbytes, dtype=np.float64) * scalar
-        moved = moved + moved / peers * offset
-        return self.latency_s + moved / (self.bandwidth_Bps * self.efficiency)
+        return collective_time(self.ops[op], nbytes, peers, self.latency_s, self.bandwidth_Bps, self.efficiency)
+
+
+def collective_time(op: tuple[float, float], nbytes: Any, peers: Any, latency_s: Any, bandwidth_Bps: Any,
+                    efficiency: Any) -> Any:
+    """Calculon's op model: latency + bytes * scalar * (1 + offset / peers) / (bw * eff),
+    ``op`` = (scalar, offset); every argument may be a column."""
+    scalar, offset = op
+    moved = np.asarray(nbytes, dtype=np.float64) * scalar
+    moved = moved + moved / peers * offset
+    return latency_s + moved / (bandwidth_Bps * efficiency)
 
 
 # --------------------------------------------------------------------------- system

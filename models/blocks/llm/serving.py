@@ -24,7 +24,7 @@ What a serving engine (vLLM, TensorRT-LLM, SGLang) does at steady state, in clos
   every running sequence's KV cache (``s`` bytes each on average: prompt + half the
   output); ``m_pf``: writing the chunk's KV and re-reading its prompt's earlier chunks.
   HBM runs at ``eff_hbm`` of its bandwidth.  ``eff_flops``, ``eff_hbm`` and
-  ``gemm_half_rows`` are the fitted constants (models/llm_serve/fit.py).
+  ``gemm_half_rows`` are the fitted constants (models/llm_serve/calibration.py).
 
 * **KV tiers.**  KV beyond the HBM left after the weights (``H``) lives in a slower tier
   and is streamed over its link every decode step (every step reads every token's KV, so
@@ -255,14 +255,15 @@ def _best_batch(s: _Step, B_cap: np.ndarray) -> np.ndarray:
     tier binds, each added sequence slows every step by its KV over the tier's link and the
     rate falls again -- an engine admits no more than the best batch (scan, then golden
     section on the bracket)."""
-    rates = np.stack([s.at(np.maximum(B_cap * f, 1e-12))["lam"] for f in SCAN])
+    rates = s.at(np.maximum(np.multiply.outer(SCAN, B_cap), 1e-12))["lam"]  # every scan fraction in one call
     i = np.argmax(rates, axis=0)
     a = B_cap * SCAN[np.maximum(i - 1, 0)]
     b = B_cap * SCAN[np.minimum(i + 1, len(SCAN) - 1)]
     for _ in range(GOLDEN_STEPS):
         c = b - _INVPHI * (b - a)
         d = a + _INVPHI * (b - a)
-        left = s.at(np.maximum(c, 1e-12))["lam"] >= s.at(np.maximum(d, 1e-12))["lam"]
+        lam_c, lam_d = s.at(np.maximum(np.stack([c, d]), 1e-12))["lam"]  # both probes in one call
+        left = lam_c >= lam_d
         b = np.where(left, d, b)
         a = np.where(left, a, c)
     mid = 0.5 * (a + b)
@@ -270,14 +271,27 @@ def _best_batch(s: _Step, B_cap: np.ndarray) -> np.ndarray:
     return np.where(at_cap, B_cap, mid)
 
 
-def _ttft(st: dict[str, np.ndarray], P: np.ndarray) -> dict[str, np.ndarray]:
-    """TTFT (s): residual of the iteration in flight + M/D/1 wait for the chunk slot + the
-    prompt's chunk iterations."""
-    lam, q, t_m, t = st["lam"], st["q"], st["t_m"], st["t"]
+def _ttft_parts(st: dict[str, np.ndarray], P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """TTFT's fixed part (residual of the iteration in flight + the prompt's chunk
+    iterations) and the chunk slot's service time."""
+    q, t_m, t = st["q"], st["t_m"], st["t"]
     service = P / q * t_m
     prefill = np.maximum(1.0, P / q) * t_m
     residual = 0.5 * t * np.minimum(st["B"], 1.0)
-    base = residual + prefill
+    return residual + prefill, service
+
+
+def _ttft_mean(st: dict[str, np.ndarray], P: np.ndarray) -> np.ndarray:
+    """Mean TTFT (s): the fixed part + the M/D/1 wait for the chunk slot."""
+    base, service = _ttft_parts(st, P)
+    return base + queueing.md1_wait(st["lam"], service)
+
+
+def _ttft(st: dict[str, np.ndarray], P: np.ndarray) -> dict[str, np.ndarray]:
+    """TTFT (s): residual of the iteration in flight + M/D/1 wait for the chunk slot + the
+    prompt's chunk iterations; mean, p50 and p99."""
+    lam = st["lam"]
+    base, service = _ttft_parts(st, P)
     return {
         "mean": base + queueing.md1_wait(lam, service),
         "p50": base + queueing.mg1_wait_percentile(lam, service, 0.5, scv=0.0),
@@ -331,7 +345,7 @@ def _serve(k: dict[str, Any]) -> dict[str, Any]:
         st = s.at(mid)
         lam = st["lam"]
         if closed.any():
-            ttft = _ttft(st, P)["mean"]
+            ttft = _ttft_mean(st, P)
             inflight = lam * (ttft + (s.O - 1.0) * st["t"])
             below = np.where(closed, inflight < conc, lam < target)
         else:

@@ -402,7 +402,8 @@ def _block_stats(v: dict[str, Any]) -> dict[str, np.ndarray]:
     the optimizer-sharding divisor (DP when sharded), so a search computes them once per
     distinct combination (:class:`models.blocks.llm.bound.BlockTable`)."""
     c = _block_context(v)
-    acc = {k: np.zeros(v["n"]) for k in _ACC_KEYS}
+    rows = np.zeros((len(_ACC_KEYS), v["n"]))  # the accumulators, one row each, in _ACC_KEYS order
+    buf = np.zeros_like(rows)  # one layer's contributions
     for ly in build_block(_block_inputs(v)):
         on = np.asarray(ly.active, dtype=bool)
         if not on.any():
@@ -416,7 +417,8 @@ def _block_stats(v: dict[str, Any]) -> dict[str, np.ndarray]:
             s = _overlapped_gemm_layer(ly, on, q, t, c)
         else:
             s = _plain_layer(ly, q, t, c)
-        _accumulate(acc, ly, q, b, t, s, c)
+        _accumulate(rows, buf, ly, q, b, t, s, c)
+    acc = {k: rows[i] for i, k in enumerate(_ACC_KEYS)}
     # stages that only exist when training
     tr = v["training"].astype(np.float64)
     for k in _TRAINING_ONLY:
@@ -635,140 +637,186 @@ def _plain_layer(ly: Any, q: dict[str, Any], t: dict[str, Any], c: dict[str, Any
     return s
 
 
-def _accumulate(a: dict[str, np.ndarray], ly: Any, q: dict[str, Any], b: dict[str, Any], t: dict[str, Any],
+def _accumulate(rows: np.ndarray, buf: np.ndarray, ly: Any, q: dict[str, Any], b: dict[str, Any], t: dict[str, Any],
                 s: dict[str, Any], c: dict[str, Any]) -> None:
-    """Add one layer to the block's accumulators: per-stage flops, bytes and times, TP exposure, capacity."""
+    """Add one layer to the block's accumulators (``rows``, in ``_ACC_KEYS`` order; ``buf`` is
+    scratch of the same shape): per-stage flops, bytes and times, TP exposure, capacity."""
     n, bpe, training, shard = c["n"], c["bpe"], c["training"], c["shard"]
     rc, rcm = q["rc"], q["rcm"]
-    a["fw_flops"] += q["fw"]
-    a["fw_ft"] += t["fw_ft"]
-    a["fw_mem"] += b["fw_mem"]
-    a["fw_mt"] += t["fw_mt"]
-    a["fw_time"] += s["fw_time"]
-    a["fw_tp_b"] += s["fw_b"]
-    a["fw_tp_e"] += s["fw_e"]
-    a["fw_exp_b"] += s["fw_exp_b"]
-    a["fw_exp_e"] += s["fw_exp_e"]
+    _add_rows(rows, buf, 0, (q["fw"], t["fw_ft"], b["fw_mem"], t["fw_mt"], s["fw_time"], s["fw_b"], s["fw_e"],
+                             s["fw_exp_b"], s["fw_exp_e"]))
     # recompute statistics accumulate the running forward totals (Calculon behaviour)
-    a["re_flops"] += np.where(rc, a["fw_flops"], 0.0)
-    a["re_ft"] += np.where(rc, a["fw_ft"], 0.0)
-    a["re_mem"] += np.where(rc, a["fw_mem"], 0.0)
-    a["re_mt"] += np.where(rc, a["fw_mt"], 0.0)
-    a["re_time"] += np.where(rc, s["fw_time"], 0.0)
-    a["recomm_b"] += np.where(rcm, s["rc_b"], 0.0)
-    a["recomm_e"] += np.where(rcm, s["rc_e"], 0.0)
-    a["recomm_exp_b"] += np.where(rcm, s["rc_exp_b"], 0.0)
-    a["recomm_exp_e"] += np.where(rcm, s["rc_exp_e"], 0.0)
-    a["ag_flops"] += q["ag"]
-    a["ag_ft"] += t["ag_ft"]
-    a["ag_mem"] += b["ag_mem"]
-    a["ag_mt"] += t["ag_mt"]
-    a["ag_time"] += s["ag_time"]
-    a["ag_tp_b"] += s["ag_b"]
-    a["ag_tp_e"] += s["ag_e"]
-    a["ag_exp_b"] += s["ag_exp_b"]
-    a["ag_exp_e"] += s["ag_exp_e"]
-    a["wg_flops"] += q["wg"]
-    a["wg_ft"] += t["wg_ft"]
-    a["wg_mem"] += b["wg_mem"]
-    a["wg_mt"] += t["wg_mt"]
-    a["wg_time"] += s["wg_time"]
-    a["op_flops"] += b["op_flops"]
-    a["op_ft"] += t["op_ft"]
-    a["op_mem"] += b["optim_b"]
-    a["op_mt"] += t["op_mt"]
-    a["op_time"] += t["op_time"]
+    rows[9:13] += np.where(rc, rows[:4], 0.0)
+    rows[13] += np.where(rc, s["fw_time"], 0.0)
+    for i, x in enumerate((s["rc_b"], s["rc_e"], s["rc_exp_b"], s["rc_exp_e"]), start=14):
+        buf[i] = x
+    rows[14:18] += np.where(rcm, buf[14:18], 0.0)
     # capacity per block
     act_b, out = s["act_b"], q["out"]
-    a["weight"] += q["w"] * bpe
     if not (isinstance(ly.reused, bool) and ly.reused):
-        a["act_work"] += np.where(np.asarray(ly.reused, dtype=bool), 0.0, act_b)
+        act_work = np.where(np.asarray(ly.reused, dtype=bool), 0.0, act_b)
+    else:
+        act_work = 0.0
     store = act_b.copy() if isinstance(act_b, np.ndarray) else np.full(n, act_b)
     store = store - np.where(training & ~np.asarray(ly.out_stored, dtype=bool), out * bpe, 0.0)
     store = store - np.where(training & ~np.asarray(ly.stored, dtype=bool), act_b, 0.0)
-    a["act_store"] += store
-    a["w_grad"] += q["wgrads"] * bpe / shard
-    a["w_grad_ns"] += q["wgrads"] * 4
-    a["act_grad"] += s["actg_b"]
-    a["optim"] += b["optim_b"]
+    _add_rows(rows, buf, 18, (q["ag"], t["ag_ft"], b["ag_mem"], t["ag_mt"], s["ag_time"], s["ag_b"], s["ag_e"],
+                              s["ag_exp_b"], s["ag_exp_e"], q["wg"], t["wg_ft"], b["wg_mem"], t["wg_mt"], s["wg_time"],
+                              b["op_flops"], t["op_ft"], b["optim_b"], t["op_mt"], t["op_time"], q["w"] * bpe, act_work,
+                              store, q["wgrads"] * bpe / shard, q["wgrads"] * 4, s["actg_b"], b["optim_b"]))
+
+
+#: Up to this many rows, a layer's contributions are gathered and added in one operation
+#: (fewer numpy calls); beyond it, row by row (less memory traffic).
+GATHER_ROWS = 512
+
+
+def _add_rows(rows: np.ndarray, buf: np.ndarray, start: int, vals: tuple[Any, ...]) -> None:
+    """``rows[start + i] += vals[i]`` for every i (the same sums either way)."""
+    if rows.shape[1] > GATHER_ROWS:
+        for i, x in enumerate(vals, start=start):
+            rows[i] += x
+        return
+    for i, x in enumerate(vals, start=start):
+        buf[i] = x
+    rows[start:start + len(vals)] += buf[start:start + len(vals)]
+
+
+#: Link (busy) times of the networks, reported beside the exposed ones.
+LINK_PARTS = ("tp_comm_link_time", "pp_comm_link_time", "dp_comm_link_time", "recomm_link_time")
 
 
 def _batch_stats(a: dict[str, np.ndarray], v: dict[str, Any]) -> dict[str, np.ndarray]:
-    """Whole-batch times, memory and feasibility from the per-block accumulators."""
+    """Whole-batch times, memory and feasibility from the per-block accumulators, in stages:
+    geometry, per-batch compute and communication, chunk times with offload, bubble, DP
+    exposure, totals, offload requirements and efficiencies, capacity errors."""
+    g = _batch_geometry(v)
+    parts = _batch_work(a, v, g)
+    ch = _chunk_times(a, v, g)
+    parts["bubble_time"] = _bubble(v, g, ch)
+    parts.update(_dp_exposure(a, v, g, ch))
+    out = {k: parts[k] for k in (*TIME_PARTS, *LINK_PARTS)}
+    total = np.zeros(v["n"])
+    for k in TIME_PARTS:
+        total = total + out[k]
+    out["total_time"] = total
+    batch = v["batch"].astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["sample_rate"] = batch / total
+    cap = _capacity(a, v)
+    out.update(cap)
+    out.update(_offload_requirements(a, v, ch))
+    out.update(_efficiencies(a, v, g, out))
+    err = v["err"].copy()
     system: System = v["system"]
-    n = v["n"]
-    training, full = v["training"], v["full"]
-    tr = training.astype(np.float64)
-    pp, dp = v["pp"], v["dp"]
-    safe_pp = v["safe_pp"]
+    np.copyto(err, ERR["mem_tier1_capacity_exceeded"], where=(err == 0) & (cap["mem_tier1_bytes"] > system.mem1.capacity_bytes))
+    np.copyto(err, ERR["mem_tier2_capacity_exceeded"], where=(err == 0) & (cap["mem_tier2_bytes"] > system.mem2.capacity_bytes))
+    out["error"] = err
+    out["feasible"] = err == 0
+    return out
+
+
+def _batch_geometry(v: Mapping[str, Any]) -> dict[str, Any]:
+    """Stage 1: float counts of the batch (microbatches, blocks per processor and per chunk,
+    chunks) and the pipeline / data-parallel network views."""
     nmb = v["nmb"].astype(np.float64)
-    nmb_i = v["nmb"]
-    bpp = v["bpp"].astype(np.float64)
     interleave = v["interleave"]
     chunks = np.maximum(interleave, 1).astype(np.float64)
     bpc = np.maximum(v["bpp"] // np.maximum(interleave, 1), 1).astype(np.float64)  # blocks per chunk
-    base_pc = bpc - 1.0
     nets: _Nets = v["nets"]
     pnv = nets.view(v["pn"])
-    dnv = nets.view(v["dn"])
-    w_off, a_off, o_off = v["w_off"], v["a_off"], v["o_off"]
-    sharding = v["sharding"]
-    mem2 = system.mem2
+    fw_pp, bw_pp = _pp_message_times(pnv, v)
+    return {"tr": v["training"].astype(np.float64), "nmb": nmb, "bpp": v["bpp"].astype(np.float64),
+            "chunks": chunks, "bpc": bpc, "base_pc": bpc - 1.0, "per": nmb * chunks,
+            "pnv": pnv, "dnv": nets.view(v["dn"]), "chunk_fw_pp": fw_pp, "chunk_bw_pp": bw_pp}
 
-    def off_time(size: Any) -> Any:
-        if mem2.effective_bandwidth_Bps <= 0:
-            return np.where(size > 0, np.inf, 0.0)
-        return size / (mem2.effective_bandwidth_Bps * mem2.efficiency(size))
 
-    mult = bpp * nmb
-    out: dict[str, np.ndarray] = {}
-    fw_time = mult * a["fw_time"]
-    re_time = mult * a["re_time"]
-    ag_time = mult * a["ag_time"]
-    wg_time = mult * a["wg_time"]
-    optim_time = bpp * a["op_time"]
-    per = nmb * chunks
+def _batch_work(a: Mapping[str, np.ndarray], v: Mapping[str, Any], g: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """Stage 2: compute, optimizer, TP and PP communication of the batch (link and exposed)."""
+    mult = g["bpp"] * g["nmb"]
+    per, base_pc, tr = g["per"], g["base_pc"], g["tr"]
     tp_fw = per * (base_pc * a["fw_tp_b"] + a["fw_tp_e"])
     tp_fw_x = per * (base_pc * a["fw_exp_b"] + a["fw_exp_e"])
     tp_bw = per * (base_pc * a["ag_tp_b"] + a["ag_tp_e"])
     tp_bw_x = per * (base_pc * a["ag_exp_b"] + a["ag_exp_e"])
     recomm = per * (base_pc * a["recomm_b"] + a["recomm_e"])
     recomm_x = per * (base_pc * a["recomm_exp_b"] + a["recomm_exp_e"])
+    chunk_fw_pp, chunk_bw_pp = g["chunk_fw_pp"], g["chunk_bw_pp"]
+    pp = v["pp"]
+    n_fw_p2p = np.where(pp > 1, g["chunks"], 0.0)
+    n_bw_p2p = np.where((pp > 1) & v["training"], g["chunks"], 0.0)
+    pp_link = g["nmb"] * n_fw_p2p * chunk_fw_pp + g["nmb"] * n_bw_p2p * chunk_bw_pp
+    return {"fw_time": mult * a["fw_time"], "bw_time": mult * a["ag_time"] + mult * a["wg_time"],
+            "optim_step_time": g["bpp"] * a["op_time"], "recompute_time": mult * a["re_time"],
+            "recomm_exposed_time": recomm_x * tr, "tp_comm_exposed_time": tp_fw_x + tp_bw_x,
+            "pp_comm_exposed_time": pp_link, "tp_comm_link_time": tp_fw + tp_bw, "pp_comm_link_time": pp_link,
+            "recomm_link_time": recomm * tr}
 
-    chunk_fw_pp, chunk_bw_pp = _pp_message_times(pnv, v)
-    n_fw_p2p = np.where(pp > 1, chunks, 0.0)
-    n_bw_p2p = np.where((pp > 1) & training, chunks, 0.0)
-    pp_link = nmb * n_fw_p2p * chunk_fw_pp + nmb * n_bw_p2p * chunk_bw_pp
 
-    # offload streams per block
-    act_off_size = np.where(full, v["block_ckpt"], a["act_store"])
-    fw_off_size = np.maximum(np.where(w_off, a["weight"], 0.0), np.where(a_off, act_off_size, 0.0))
-    bw_off_size = tr * (np.where(w_off, a["weight"], 0.0) + np.where(a_off, act_off_size, 0.0)
-                        + np.where(o_off, a["optim"], 0.0))
-    fw_off_t = off_time(fw_off_size)
-    bw_off_t = tr * off_time(bw_off_size)
+def _chunk_times(a: Mapping[str, np.ndarray], v: Mapping[str, Any], g: Mapping[str, Any]) -> dict[str, Any]:
+    """Stage 3: forward/backward time of a base and an edge block with the exposed offload
+    (to the second tier, exposed only beyond the block's own time), and of a chunk."""
+    mem2 = v["system"].mem2
+    tr = g["tr"]
 
-    base_fw_no = a["fw_time"] + a["fw_exp_b"]
-    edge_fw_no = a["fw_time"] + a["fw_exp_e"] + chunk_fw_pp
-    base_fw_ovh = np.maximum(0.0, fw_off_t + a["fw_mt"] - base_fw_no)
-    edge_fw_ovh = np.maximum(0.0, fw_off_t + a["fw_mt"] - edge_fw_no)
-    base_fw = base_fw_no + base_fw_ovh
-    edge_fw = edge_fw_no + edge_fw_ovh
+    def off_time(size: Any) -> Any:
+        if mem2.effective_bandwidth_Bps <= 0:
+            return np.where(size > 0, np.inf, 0.0)
+        return size / (mem2.effective_bandwidth_Bps * mem2.efficiency(size))
+
+    w_off, a_off, o_off = v["w_off"], v["a_off"], v["o_off"]
+    c: dict[str, Any] = {}
+    c["chunk_fw_pp"], c["chunk_bw_pp"] = g["chunk_fw_pp"], g["chunk_bw_pp"]
+    act_off_size = c["act_off_size"] = np.where(v["full"], v["block_ckpt"], a["act_store"])
+    c["fw_off_size"] = np.maximum(np.where(w_off, a["weight"], 0.0), np.where(a_off, act_off_size, 0.0))
+    c["bw_off_size"] = tr * (np.where(w_off, a["weight"], 0.0) + np.where(a_off, act_off_size, 0.0)
+                             + np.where(o_off, a["optim"], 0.0))
+    fw_off_t = off_time(c["fw_off_size"])
+    bw_off_t = tr * off_time(c["bw_off_size"])
+    c["base_fw_no"] = a["fw_time"] + a["fw_exp_b"]
+    c["edge_fw_no"] = a["fw_time"] + a["fw_exp_e"] + c["chunk_fw_pp"]
+    base_fw_ovh = np.maximum(0.0, fw_off_t + a["fw_mt"] - c["base_fw_no"])
+    edge_fw_ovh = np.maximum(0.0, fw_off_t + a["fw_mt"] - c["edge_fw_no"])
+    c["base_fw"] = c["base_fw_no"] + base_fw_ovh
+    c["edge_fw"] = c["edge_fw_no"] + edge_fw_ovh
     bw_common = a["re_time"] + a["ag_time"] + a["wg_time"]
-    base_bw_no = bw_common + a["recomm_exp_b"] + a["ag_exp_b"]
-    edge_bw_no = bw_common + a["recomm_exp_e"] + a["ag_exp_e"] + chunk_bw_pp
-    bw_mem = a["ag_mt"] + a["wg_mt"]
-    base_bw_ovh = np.maximum(0.0, bw_off_t + bw_mem - base_bw_no)
-    edge_bw_ovh = np.maximum(0.0, bw_off_t + bw_mem - edge_bw_no)
-    base_bw = base_bw_no + base_bw_ovh
-    edge_bw = edge_bw_no + edge_bw_ovh
-    chunk_fw = base_pc * base_fw + edge_fw
-    chunk_bw = base_pc * base_bw + edge_bw
+    c["base_bw_no"] = bw_common + a["recomm_exp_b"] + a["ag_exp_b"]
+    c["edge_bw_no"] = bw_common + a["recomm_exp_e"] + a["ag_exp_e"] + c["chunk_bw_pp"]
+    c["bw_mem"] = a["ag_mt"] + a["wg_mt"]
+    base_bw_ovh = np.maximum(0.0, bw_off_t + c["bw_mem"] - c["base_bw_no"])
+    edge_bw_ovh = np.maximum(0.0, bw_off_t + c["bw_mem"] - c["edge_bw_no"])
+    c["base_bw"] = c["base_bw_no"] + base_bw_ovh
+    c["edge_bw"] = c["edge_bw_no"] + edge_bw_ovh
+    base_pc = g["base_pc"]
+    c["chunk_fw"] = base_pc * c["base_fw"] + c["edge_fw"]
+    c["chunk_bw"] = base_pc * c["base_bw"] + c["edge_bw"]
+    c["fw_offload_exposed_time"] = g["per"] * (base_pc * base_fw_ovh + edge_fw_ovh)
+    c["bw_offload_exposed_time"] = tr * g["per"] * (base_pc * base_bw_ovh + edge_bw_ovh)
+    return c
 
-    # DP overlap windows (memory-bound parts cannot hide communication)
+
+def _bubble(v: Mapping[str, Any], g: Mapping[str, Any], c: Mapping[str, Any]) -> np.ndarray:
+    """Stage 4: the 1F1B bubble, ``(PP-1)`` chunk times plus the extra bubbles of an
+    interleaved schedule whose microbatches are not a multiple of PP, less the blocks missing
+    on later stages of an uneven split."""
+    safe_pp = v["safe_pp"]
+    chunk_time = c["chunk_fw"] + c["chunk_bw"]
+    red_blocks = v["reduction_blocks"].astype(np.float64)
+    bubble_red = np.where(g["base_pc"] > 0, red_blocks * (c["base_fw"] + c["edge_fw"] + c["base_bw"] + c["edge_bw"]) / 2,
+                          red_blocks * (c["edge_fw"] + c["edge_bw"]))
+    rem = v["nmb"] % safe_pp
+    extra = np.where(rem != 0, (g["chunks"] - 1) * (safe_pp - rem), 0.0)
+    return (safe_pp - 1) * chunk_time + (extra * chunk_time - bubble_red)
+
+
+def _dp_exposure(a: Mapping[str, np.ndarray], v: Mapping[str, Any], g: Mapping[str, Any],
+                 c: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """Stage 5: the data-parallel gradient reduction, exposed or hidden behind the backward
+    pass chunk by chunk (memory-bound parts cannot hide communication)."""
+    sharding, safe_pp, bpc, base_pc = v["sharding"], v["safe_pp"], g["bpc"], g["base_pc"]
     dp_mem = a["ag_mt"] + a["wg_mt"] + a["re_mt"]
-    base_dpw = base_bw - dp_mem
-    edge_dpw = edge_bw - dp_mem
+    base_dpw = c["base_bw"] - dp_mem
+    edge_dpw = c["edge_bw"] - dp_mem
     dp_compute = a["ag_ft"] + a["wg_ft"] + a["re_ft"]
     opt_hide = a["op_time"] - a["op_mt"]
     base_dpw = np.where(~sharding, base_dpw + opt_hide, base_dpw)
@@ -778,100 +826,64 @@ def _batch_stats(a: dict[str, np.ndarray], v: dict[str, Any]) -> dict[str, np.nd
     base_dpw = np.where(same_tp, base_dpw - (a["recomm_b"] + a["ag_tp_b"]), base_dpw)
     edge_dpw = np.where(same_tp, edge_dpw - (a["recomm_e"] + a["ag_tp_e"]), edge_dpw)
     chunk_dpw = base_pc * base_dpw + edge_dpw
-    chunk_dpc = bpc * dp_compute
-    chunk_time = chunk_fw + chunk_bw
-
-    red_blocks = v["reduction_blocks"].astype(np.float64)
-    bubble_red = np.where(base_pc > 0, red_blocks * (base_fw + edge_fw + base_bw + edge_bw) / 2,
-                          red_blocks * (edge_fw + edge_bw))
-    rem = nmb_i % safe_pp
-    extra = np.where(rem != 0, (chunks - 1) * (safe_pp - rem), 0.0)
-    bubble = (safe_pp - 1) * chunk_time + (extra * chunk_time - bubble_red)
-
-    # data-parallel gradient reduction
-    do_dp = (dp > 1) & training
+    do_dp = (v["dp"] > 1) & v["training"]
+    dnv = g["dnv"]
     dp_t = _dp_reduce_time(dnv, a["weight"], v)
     dpu = dnv["pu"]
-    win = safe_pp * chunk_dpw
-    ovc = safe_pp * chunk_dpc
     chunk_dp_t = bpc * dp_t
-    same_pp = v["dn"] == v["pn"]
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.floor(chunk_dp_t / chunk_bw)
+        ratio = np.floor(chunk_dp_t / c["chunk_bw"])
+    rem = v["nmb"] % safe_pp
     cap = np.where(rem != 0, rem, safe_pp).astype(np.float64)
-    n_pp_hit = np.where(same_pp, np.minimum(ratio, cap), 0.0)
-    infl = chunk_dp_t - (win - n_pp_hit * chunk_bw_pp) + ovc * dpu
-    n_ovl_chunks = chunks - 1
+    n_pp_hit = np.where(v["dn"] == v["pn"], np.minimum(ratio, cap), 0.0)
+    infl = chunk_dp_t - (safe_pp * chunk_dpw - n_pp_hit * c["chunk_bw_pp"]) + safe_pp * (bpc * dp_compute) * dpu
+    n_ovl_chunks = g["chunks"] - 1
     ovl_exposed = np.where(infl > 0, n_ovl_chunks * infl, n_ovl_chunks * chunk_dp_t * dpu)
     last_size = bpc - 1
-    last_win = np.where(base_pc > 0, chunk_dpw - chunk_bw_pp - (base_bw + edge_bw) / 2
+    last_win = np.where(base_pc > 0, chunk_dpw - c["chunk_bw_pp"] - (c["base_bw"] + c["edge_bw"]) / 2
                         + np.where(~sharding, opt_hide, 0.0), 0.0)
     last_infl = last_size * dp_t + (dp_compute * dpu - last_win)
     last_exposed = np.where(last_infl > 0, last_infl, last_size * dp_t * dpu)
+    bpp = g["bpp"]
     dp_exposed = np.where(v["dp_ovl"], dp_t + ovl_exposed + last_exposed, bpp * dp_t)
-    dp_exposed = np.where(do_dp, dp_exposed, 0.0)
-    dp_link = np.where(do_dp, bpp * dp_t, 0.0)
+    return {"dp_comm_exposed_time": np.where(do_dp, dp_exposed, 0.0), "dp_comm_link_time": np.where(do_dp, bpp * dp_t, 0.0),
+            "fw_offload_exposed_time": c["fw_offload_exposed_time"], "bw_offload_exposed_time": c["bw_offload_exposed_time"]}
 
-    cap = _capacity(a, v)
 
-    fw_ovh_total = per * (base_pc * base_fw_ovh + edge_fw_ovh)
-    bw_ovh_total = tr * per * (base_pc * base_bw_ovh + edge_bw_ovh)
-    out["fw_time"] = fw_time
-    out["bw_time"] = ag_time + wg_time
-    out["optim_step_time"] = optim_time
-    out["fw_offload_exposed_time"] = fw_ovh_total
-    out["bw_offload_exposed_time"] = bw_ovh_total
-    out["recompute_time"] = re_time
-    out["recomm_exposed_time"] = recomm_x * tr
-    out["bubble_time"] = bubble
-    out["tp_comm_exposed_time"] = tp_fw_x + tp_bw_x
-    out["pp_comm_exposed_time"] = pp_link
-    out["dp_comm_exposed_time"] = dp_exposed
-    out["tp_comm_link_time"] = tp_fw + tp_bw
-    out["pp_comm_link_time"] = pp_link
-    out["dp_comm_link_time"] = dp_link
-    out["recomm_link_time"] = recomm * tr
-    total = np.zeros(n)
-    for k in TIME_PARTS:
-        total = total + out[k]
-    out["total_time"] = total
-    batch = v["batch"].astype(np.float64)
+def _offload_requirements(a: Mapping[str, np.ndarray], v: Mapping[str, Any], c: Mapping[str, Any]) -> dict[str, Any]:
+    """Stage 6: second-tier bandwidth that would hide each offload stream in its window."""
+    training = v["training"]
+    out = {}
     with np.errstate(divide="ignore", invalid="ignore"):
-        out["sample_rate"] = batch / total
-    out.update(cap)
-    t1, t2 = cap["mem_tier1_bytes"], cap["mem_tier2_bytes"]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        fw_window = np.minimum(base_fw_no - a["fw_mt"], edge_fw_no - a["fw_mt"])
-        bw_window = np.minimum(base_bw_no - bw_mem, edge_bw_no - bw_mem)
-        out["act_offload_bw_req"] = act_off_size / fw_window
+        fw_window = np.minimum(c["base_fw_no"] - a["fw_mt"], c["edge_fw_no"] - a["fw_mt"])
+        bw_window = np.minimum(c["base_bw_no"] - c["bw_mem"], c["edge_bw_no"] - c["bw_mem"])
+        out["act_offload_bw_req"] = c["act_off_size"] / fw_window
         out["weight_offload_bw_req"] = a["weight"] / fw_window
         out["optim_offload_bw_req"] = np.where(training, (a["w_grad"] + a["optim"]) / bw_window, 0.0)
-        out["offload_bw_req"] = np.where(training, np.maximum(fw_off_size / fw_window, bw_off_size / bw_window),
-                                         fw_off_size / fw_window)
-    useful = a["fw_flops"] + tr * (a["ag_flops"] + a["wg_flops"] + a["op_flops"])
-    out["useful_flops"] = useful
-    peak = v["mpeak"]
+        out["offload_bw_req"] = np.where(training, np.maximum(c["fw_off_size"] / fw_window, c["bw_off_size"] / bw_window),
+                                         c["fw_off_size"] / fw_window)
+    return out
+
+
+def _efficiencies(a: Mapping[str, np.ndarray], v: Mapping[str, Any], g: Mapping[str, Any],
+                  out: Mapping[str, np.ndarray]) -> dict[str, Any]:
+    """Stage 7: useful flops, compute/system/total efficiency and block-level values."""
+    bpp, nmb, total = g["bpp"], g["nmb"], out["total_time"]
+    useful = a["fw_flops"] + g["tr"] * (a["ag_flops"] + a["wg_flops"] + a["op_flops"])
     compute = out["fw_time"] + out["bw_time"] + out["optim_step_time"]
-    ideal = bpp * nmb * useful / peak
+    ideal = bpp * nmb * useful / v["mpeak"]
+    r: dict[str, Any] = {"useful_flops": useful}
     with np.errstate(divide="ignore", invalid="ignore"):
-        out["compute_efficiency"] = ideal / compute
-        out["system_efficiency"] = compute / total
-        out["total_efficiency"] = ideal / total
-    out["blocks_per_proc"] = bpp
-    out["num_microbatches"] = nmb
+        r["compute_efficiency"] = ideal / compute
+        r["system_efficiency"] = compute / total
+        r["total_efficiency"] = ideal / total
+    r["blocks_per_proc"] = bpp
+    r["num_microbatches"] = nmb
     # block-level values useful for checks
     for k in ("fw_time", "fw_flops", "fw_mem", "re_time", "ag_time", "wg_time", "op_time", "weight", "act_work",
               "act_store", "optim"):
-        out["block_" + k] = a[k]
-
-    err = v["err"].copy()
-    cap1 = system.mem1.capacity_bytes
-    cap2 = mem2.capacity_bytes
-    np.copyto(err, ERR["mem_tier1_capacity_exceeded"], where=(err == 0) & (t1 > cap1))
-    np.copyto(err, ERR["mem_tier2_capacity_exceeded"], where=(err == 0) & (t2 > cap2))
-    out["error"] = err
-    out["feasible"] = err == 0
-    return out
+        r["block_" + k] = a[k]
+    return r
 
 
 def _pp_message_times(pnv: dict[str, Any], v: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:

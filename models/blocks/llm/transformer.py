@@ -22,7 +22,7 @@ rank ``kv_heads*head_dim/TP`` when ``kv_heads`` divides evenly, otherwise one he
 rank).  A gated MLP (SwiGLU) doubles the first MLP matrix.
 
 Serving (one token per step, KV cache, embeddings and LM head) is costed per layer in
-:func:`models.blocks.llm.inference._pass_costs` with the same flop/byte conventions.
+:func:`models.blocks.llm.step.layer_costs` with the same flop/byte conventions.
 
 Layers that do not exist in a configuration (e.g. the separate Q/K/V projections when TP
 communication is overlapped with the fused QKV GEMM) are present with ``active`` False;

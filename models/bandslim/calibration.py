@@ -4,7 +4,7 @@
 rate -- is set so that Piggyback's response time is half of Baseline's for a 32 B value
 on the Gen2 platform (kvssd.md §4 ``pb_resp_time_small``: "Response times are halved for
 values up to 32 bytes", ~L2620).  That claim is then an anchor, not a prediction; every
-headline claim is predicted.  Run ``python -m models.bandslim.calibrate`` to refit.
+headline claim is predicted.  Run ``python -m models.bandslim.calibration`` to refit.
 """
 
 from __future__ import annotations

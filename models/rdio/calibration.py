@@ -22,7 +22,7 @@ Each constant is tied to the observation that moves it most (least squares, log 
   YCSB C, see claims.yaml).
 
 The other headline claims (read throughput gain, YCSB C, degraded read, deferred parity,
-read latency, traffic) are left to fall out.  ``python -m models.rdio.calibrate`` refits
+read latency, traffic) are left to fall out.  ``python -m models.rdio.calibration`` refits
 and prints the constants and the fit.
 """
 

@@ -1,17 +1,16 @@
 """Fit the serving layer's three efficiency constants to published measurements.
 
-``python -m models.llm_serve.fit`` reads ``measurements.csv``, fits ``eff_flops_frac``,
+``python -m models.llm_serve.calibration`` reads ``measurements.csv``, fits ``eff_flops_frac``,
 ``eff_hbm_frac`` and ``gemm_half_rows`` with ``scipy.optimize.least_squares`` on the
 log-errors of the rows marked ``fit`` (the others are held out and never seen by the fit),
-and writes ``fitted.toml`` (atomically) with the constants and every row's error.
+and writes ``fitted.toml`` (atomically, ``models.blocks.fit_harness.write_fitted``) with the constants
+and every row's error.
 ``fit(exclude=...)`` leaves fit rows out as well (``cv.py``: leave-one-anchor-out).
 """
 
 from __future__ import annotations
 
 import csv
-import os
-import tempfile
 from collections.abc import Collection
 from datetime import date
 from pathlib import Path
@@ -81,26 +80,33 @@ def fit(exclude: Collection[str] = ()) -> dict[str, Any]:
     return {"constants": constants, "errors": errors, "cost": float(res.cost)}
 
 
-def write(result: dict[str, Any], path: Path = HERE / "fitted.toml") -> None:
-    lines = [
-        "# Fitted by `python -m models.llm_serve.fit` (scipy.optimize.least_squares on log errors)",
-        f"# on {date.today().isoformat()} to the rows of measurements.csv with role = fit;",
-        "# the held_out rows were not used.  error_frac = model / measured - 1.",
-        "[constants]",
-        *(f"{k} = {v}" for k, v in result["constants"].items()),
-        "",
-        "[fit]",
-        f"rows = {[e['id'] for e in result['errors'] if e['role'] == 'fit']!r}".replace("'", '"'),
-        f"cost = {result['cost']:.6g}",
-        "",
-    ]
-    for e in result["errors"]:
-        lines += ["[[errors]]", f'id = "{e["id"]}"', f'role = "{e["role"]}"', f'metric = "{e["metric"]}"',
-                  f"measured = {e['measured']}", f"model = {e['model']}", f"error_frac = {e['error_frac']}", ""]
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write("\n".join(lines))
-    os.replace(tmp, path)
+#: Significant digits of the fit's cost in ``fitted.toml`` (the constants and errors are
+#: rounded by :func:`fit` and written as they are).
+COST_DIGITS = 6
+
+
+def fitted_header() -> tuple[str, ...]:
+    """The comment lines at the top of ``fitted.toml`` (with today's date)."""
+    return ("Fitted by `python -m models.llm_serve.calibration` (scipy.optimize.least_squares on log errors)",
+            f"on {date.today().isoformat()} to the rows of measurements.csv with role = fit;",
+            "the held_out rows were not used.  error_frac = model / measured - 1.")
+
+
+def fitted_tables(result: dict[str, Any]) -> dict[str, Any]:
+    """The tables of ``fitted.toml``: the constants, the fit (rows, cost), every row's error."""
+    return {
+        "constants": dict(result["constants"]),
+        "fit": {"rows": [e["id"] for e in result["errors"] if e["role"] == "fit"], "cost": result["cost"]},
+        "errors": [dict(e) for e in result["errors"]],
+    }
+
+
+def write(result: dict[str, Any], path: Path = HERE / "fitted.toml", recompute_sd: bool = True) -> str:
+    """Write ``fitted.toml`` (the shared writer: atomic, keeps or recomputes ``[uncertainty]``)."""
+    from models.blocks.fit_harness import write_fitted
+
+    return write_fitted(path, fitted_tables(result), fitted_header(), package="llm_serve", recompute_sd=recompute_sd,
+                        digits_of={"cost": COST_DIGITS})
 
 
 def main() -> None:

@@ -1,5 +1,5 @@
 """Fits of the DockerSSD constants the article gives no value for, on the anchor claims
-of ``claims.yaml``.  ``python -m models.dockerssd.fit`` prints the fitted values (the
+of ``claims.yaml``.  ``python -m models.dockerssd.calibration`` prints the fitted values (the
 models' defaults are these values, rounded); ``tests/test_dockerssd_*`` check that the
 defaults still solve the fits.
 

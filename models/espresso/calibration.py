@@ -1,8 +1,8 @@
 """Fit the espresso model's unknown constants to data of the article that are *not* its
 headline claims, and write them to ``fitted.toml``.
 
-    .venv/bin/python -m models.espresso.calibrate          # fit, print, write fitted.toml
-    .venv/bin/python -m models.espresso.calibrate --check  # fit and print, write nothing
+    .venv/bin/python -m models.espresso.calibration          # fit, print, write fitted.toml
+    .venv/bin/python -m models.espresso.calibration --check  # fit and print, write nothing
 
 The article gives no firmware cycle counts, no host FTL cost, no fixed latency and not
 the intensity at which the traces are replayed (digest ambiguities 7-9).  Each unknown is
@@ -44,10 +44,12 @@ from __future__ import annotations
 import argparse
 import sys
 from datetime import date
+from pathlib import Path
 
 import numpy as np
 from scipy.optimize import brentq
 
+from models.espresso import data
 from models.espresso import scenarios as sc
 from models.espresso.data import FITTED_TOML
 from models.espresso.ssd import CMD_PER_SLICE_X, SIMPLESSD_READ_UNIT_INSTR, SIMPLESSD_WRITE_UNIT_INSTR
@@ -211,30 +213,65 @@ def achieved(v: dict[str, float]) -> dict[str, float]:
     return {name: fn(v) for name, (fn, _) in FUNCTIONS.items()}
 
 
-def to_toml(v: dict[str, float]) -> str:
+def fitted_header() -> tuple[str, ...]:
+    """The comment lines at the top of ``fitted.toml`` (with today's date)."""
+    return ("Constants of the espresso model fitted to data of the Espresso paper (via",
+            "shared/research/espresso.md).  Written by `python -m models.espresso.calibration`; each entry",
+            "says what it was fitted to.  No headline claim is a target.",
+            f"fitted on {date.today().isoformat()}")
+
+
+#: Significant digits in ``fitted.toml``: the values, and the targets and achieved values.
+VALUE_DIGITS = 10
+CHECK_DIGITS = 6
+#: Comment lines above a table of ``fitted.toml``.
+TABLE_COMMENTS = {
+    "oc_controller_usd_fig13b_ali0": (
+        "Not used by default: the OC controller price of the other reading of Fig 13 (its 40% break-even",
+        "taken on Ali-0).  It contradicts Fig 13a's 19.7% gap under the linear cost model (claims.yaml).",
+    ),
+}
+
+
+def fitted_tables(v: dict[str, float]) -> dict[str, dict[str, object]]:
+    """The tables of ``fitted.toml``: each fitted constant (value, what it is fitted to, the
+    target and what the fit achieves), the tied command cost and the unused Fig 13b price."""
     got = achieved(v)
-    lines = [
-        "# Constants of the espresso model fitted to data of the Espresso paper (via",
-        "# shared/research/espresso.md).  Written by `python -m models.espresso.calibrate`; each entry",
-        "# says what it was fitted to.  No headline claim is a target.",
-        f"# fitted on {date.today().isoformat()}",
-        "",
-    ]
-    for name, (what, target) in TARGETS.items():
-        lines += [f"[{name}]", f"value = {v[name]:.10g}", f'fitted_to = "{what}"', f"target = {target:g}", f"achieved = {got[name]:.6g}", ""]
-    lines += [
-        "[cmd_kcycles]",
-        f"value = {v['cmd_kcycles']:.10g}",
-        f'fitted_to = "tied to slice_kcycles: {CMD_PER_SLICE_X:.3f} x slice, the command / 4 KiB-unit instruction ratio of SimpleSSD 2.0 (the article\'s simulator), ssd.CMD_PER_SLICE_X"',
-        "",
-        "# Not used by default: the OC controller price of the other reading of Fig 13 (its 40% break-even",
-        "# taken on Ali-0).  It contradicts Fig 13a's 19.7% gap under the linear cost model (claims.yaml).",
-        "[oc_controller_usd_fig13b_ali0]",
-        f"value = {oc_controller_usd_for_ali0_breakeven(v):.10g}",
-        f'fitted_to = "Fig 13b (L267): IOPS/$ break-even with OC at a {FIG13B_BREAKEVEN_PREMIUM:.0%} CXL premium, on Ali-0 (2 TB); gives a 7.8% IOPS/$ gap at 10% instead of Fig 13a\'s 19.7%"',
-        "",
-    ]
-    return "\n".join(lines)
+    tables: dict[str, dict[str, object]] = {
+        name: {"value": v[name], "fitted_to": what, "target": target, "achieved": got[name]}
+        for name, (what, target) in TARGETS.items()
+    }
+    tables["cmd_kcycles"] = {
+        "value": v["cmd_kcycles"],
+        "fitted_to": f"tied to slice_kcycles: {CMD_PER_SLICE_X:.3f} x slice, the command / 4 KiB-unit instruction ratio "
+                     "of SimpleSSD 2.0 (the article's simulator), ssd.CMD_PER_SLICE_X",
+    }
+    tables["oc_controller_usd_fig13b_ali0"] = {
+        "value": oc_controller_usd_for_ali0_breakeven(v),
+        "fitted_to": f"Fig 13b (L267): IOPS/$ break-even with OC at a {FIG13B_BREAKEVEN_PREMIUM:.0%} CXL premium, on "
+                     "Ali-0 (2 TB); gives a 7.8% IOPS/$ gap at 10% instead of Fig 13a's 19.7%",
+    }
+    return tables
+
+
+#: How :func:`fitted_tables` is written (the shared writer's format arguments).
+FORMAT = {"digits": VALUE_DIGITS, "digits_of": {"target": CHECK_DIGITS, "achieved": CHECK_DIGITS}, "comments": TABLE_COMMENTS}
+
+
+def to_toml(v: dict[str, float]) -> str:
+    """The text of ``fitted.toml`` for the constants ``v`` (without ``[uncertainty]``)."""
+    from models.blocks.fit_harness import fitted_toml
+
+    return fitted_toml(fitted_tables(v), fitted_header(), **FORMAT)
+
+
+def write(v: dict[str, float], path: Path = FITTED_TOML, recompute_sd: bool = True) -> str:
+    """Write ``fitted.toml`` (the shared writer: atomic, keeps or recomputes ``[uncertainty]``)."""
+    from models.blocks.fit_harness import write_fitted
+
+    text = write_fitted(path, fitted_tables(v), fitted_header(), package="espresso", recompute_sd=recompute_sd, **FORMAT)
+    data.fitted.cache_clear()
+    return text
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -242,13 +279,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true", help="fit and print only")
     args = ap.parse_args(argv)
     v = fit()
-    text = to_toml(v)
-    print(text)
-    if not args.check:
-        tmp = FITTED_TOML.with_suffix(".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(FITTED_TOML)
-        print(f"wrote {FITTED_TOML}", file=sys.stderr)
+    if args.check:
+        print(to_toml(v))
+        return 0
+    print(write(v))
+    print(f"wrote {FITTED_TOML}", file=sys.stderr)
     return 0
 
 
