@@ -17,7 +17,7 @@ from dse import store
 from dse.errors import DseError
 from dse.space import MAX_GRID_POINTS, STRATEGIES, Space, load_space
 from dse.sweep import robust
-from dse.sweep.evaluate import Chunk, chunk_inputs, chunks, evaluate_chunk
+from dse.sweep.evaluate import Chunk, chunks, evaluate_chunk
 
 
 @dataclass
