@@ -75,7 +75,23 @@ def machine_info() -> dict[str, Any]:
         "numpy": np.__version__,
         "python": platform.python_version(),
         "baseline_ops_per_s": numpy_baseline_ops_per_s(),
+        "numpy_call_ns": numpy_call_ns(),
     }
+
+
+def numpy_call_ns(calls: int = 20000) -> float:
+    """Nanoseconds of one numpy operation on a one-element array (``a + b``), best of
+    repeats: the yardstick of single-point figures, which numpy's per-call overhead, not
+    its elementwise speed, sets (the two differ by machine: a cache-resident ``a*b+c``
+    says little about a 1 ms evaluation made of a thousand small calls)."""
+    a, b = np.ones(1), np.ones(1)
+
+    def case() -> int:
+        for _ in range(calls):
+            a + b
+        return calls
+
+    return 1e9 / time_case(case, 0.2)
 
 
 def numpy_baseline_ops_per_s(n: int = 1 << 17, min_seconds: float = 0.3) -> float:
@@ -173,12 +189,12 @@ SENSITIVITY_TARGET_PER_S = 1 / 15
 
 
 def uq_case(name: str) -> Callable[[], int]:
-    from dse.uncertainty import draws, summarize
+    from dse.uncertainty import draws, run_draws, summarize
 
     model = registry.get(name)
 
-    def case() -> int:
-        ev = model.run_full(draws(model, {}, UQ_SAMPLES, seed=0), checked=True)
+    def case() -> int:  # what `dse uq` does: parameter draws, under calibrations drawn from the block fits
+        ev, _ = run_draws(model, draws(model, {}, UQ_SAMPLES, seed=0), UQ_SAMPLES)
         summarize(ev.metrics, ev.feasible)
         return 1
 
@@ -204,14 +220,33 @@ def sensitivity_row() -> BenchRow:
 SINGLE_POINT_TARGET_PER_S = 1e3
 
 
-def single_point_case(name: str) -> Callable[[], int]:
-    """One random design point per call, through ``Model.run`` (inputs checked)."""
+#: Random points drawn per model to find the single-point case's 16 feasible ones.
+SINGLE_POINT_POOL = 4096
+
+
+def single_points(name: str, count: int = 16) -> list[dict[str, Any]]:
+    """``count`` random design points of model ``name`` as a user or sampler passes them
+    (labels, not codes), feasible ones where the model has them: an infeasible point can
+    skip most of the model (llm-serve's random draws mostly cannot hold the weights) and
+    would flatter a single-point figure."""
     model = registry.get(name)
-    points = [{k: v[0] for k, v in random_inputs(model, 1, seed=s).items()} for s in range(16)]
-    for pt in points:  # labels, not codes, as a user or sampler passes them
+    pool = random_inputs(model, SINGLE_POINT_POOL, seed=0)
+    ok = np.flatnonzero(model.run_full(pool, checked=True).feasible)
+    rest = np.setdiff1d(np.arange(SINGLE_POINT_POOL), ok)
+    picks = np.concatenate([ok[:count], rest[: max(0, count - ok.size)]])
+    points = [{k: v[i].item() for k, v in pool.items()} for i in picks]
+    for pt in points:
         for p in model.params:
             if p.categorical:
                 pt[p.name] = p.choices[int(pt[p.name])]
+    return points
+
+
+def single_point_case(name: str) -> Callable[[], int]:
+    """One design point per call (:func:`single_points`, cycled), through ``Model.run``
+    with its inputs checked."""
+    model = registry.get(name)
+    points = single_points(name)
     state = {"i": 0}
 
     def case() -> int:

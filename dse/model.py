@@ -171,6 +171,19 @@ class Evaluation:
         code = int(self.reason[i])
         return None if code < 0 else self.reasons[code]
 
+    @classmethod
+    def concat(cls, parts: Sequence[Evaluation]) -> Evaluation:
+        """The evaluations of consecutive slices of one batch as one (reason codes merged)."""
+        if len(parts) == 1:
+            return parts[0]
+        reasons: list[str] = []
+        codes = []
+        for e in parts:
+            remap = np.array([_index_of(reasons, r) for r in e.reasons] + [-1], dtype=np.int32)
+            codes.append(remap[e.reason])  # -1 indexes the trailing -1: feasible stays feasible
+        return cls({k: np.concatenate([np.broadcast_to(e.metrics[k], e.feasible.shape) for e in parts]) for k in parts[0].metrics},
+                   np.concatenate([e.feasible for e in parts]), np.concatenate(codes), tuple(reasons))
+
 
 class Batch:
     """Design points as columns.  Attribute access gives the column (or scalar).
@@ -311,6 +324,15 @@ class Model:
             if len(cached) != len(cls.params):
                 raise ValueError(f"model {cls.name}: duplicate parameter names")
             cls._param_map = cached  # type: ignore[attr-defined]
+        return cached
+
+    @classmethod
+    def default_columns(cls) -> dict[str, Any]:
+        """Each parameter's default in the engine representation (code or float), built once."""
+        cached = cls.__dict__.get("_default_columns")
+        if cached is None:
+            cached = {p.name: np.int64(p.code_of(p.default)) if p.categorical else float(p.default) for p in cls.params}
+            cls._default_columns = cached  # type: ignore[attr-defined]
         return cached
 
     @classmethod
@@ -462,16 +484,23 @@ class Model:
         """Checked (unless ``checked``) engine columns with defaults filled, and n."""
         cols: dict[str, Any] = {}
         n = 1
+        pmap = self.param_map()
         for key, value in dict(inputs or {}).items():
-            name, value = (key, value) if checked else self.resolve_name(key, value)
-            if name in cols and not checked:
+            if checked:
+                cols[key] = value
+                continue
+            p = pmap.get(key)
+            if p is not None and type(value) in _PLAIN_NUMBERS and not p.categorical:
+                name, value = key, _checked_number(p, float(value))  # coerce's plain-number path, inlined
+            else:
+                name, value = self.resolve_name(key, value)
+                value = self.coerce(name, value)
+            if name in cols:
                 raise DseError(f"parameter {name} is given twice (as {key} and before); give it once")
-            cols[name] = value if checked else self.coerce(name, value)
-        for p in self.params:
-            if p.name not in cols:
-                cols[p.name] = (
-                    np.int64(p.code_of(p.default)) if p.categorical else float(p.default)
-                )
+            cols[name] = value
+        for name, default in self.default_columns().items():
+            if name not in cols:
+                cols[name] = default
         for v in cols.values():
             if isinstance(v, np.ndarray) and v.ndim:
                 if n != 1 and v.shape[0] != n and v.shape[0] != 1:
@@ -533,8 +562,10 @@ class Model:
             if m.name not in out:
                 raise RuntimeError(f"model {self.name} did not return metric {m.name}")
             col = np.asarray(out[m.name], dtype=np.float64)
-            if col.shape == (n,):  # a read-only view, as broadcast_to gives, without its overhead
-                col = col.view()
+            if col.shape == (n,) or (n == 1 and col.ndim == 0):
+                # a read-only view, as broadcast_to gives, without its overhead (a scalar
+                # metric of a single point: the common case of a sequential sampler)
+                col = col.reshape(n)
                 col.flags.writeable = False
                 result[m.name] = col
             else:
@@ -604,6 +635,13 @@ def _join_family(cls: type[Model]) -> None:
 #: Scalar types that ``coerce`` checks without a numpy round trip (bools excluded: they are
 #: an error where a number is expected).
 _PLAIN_NUMBERS = frozenset((float, int, np.float64, np.float32, np.int64, np.int32))
+
+
+def _index_of(items: list[str], item: str) -> int:
+    """Position of ``item`` in ``items``, appended if new."""
+    if item not in items:
+        items.append(item)
+    return items.index(item)
 
 
 def _checked_number(p: Param, v: float) -> float:

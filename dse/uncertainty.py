@@ -233,6 +233,35 @@ def sample_uncertain(model: Any, fixed: set[str], n: int, seed: int = 0, width: 
     return cols
 
 
+#: Calibrations drawn from the block fits' sds by default (`dse uq --fit-draws`): each
+#: takes a consecutive share of the parameter draws.
+FIT_DRAWS = 8
+
+
+def run_draws(model: Any, cols: dict[str, Any], n: int, fit_draws: int = FIT_DRAWS, seed: int = 0):
+    """Evaluate ``n`` draws (``cols``, as :func:`draws` gives) with the calibrated blocks'
+    own uncertainty as well: the draws are cut into ``fit_draws`` consecutive groups, each
+    run under a calibration whose fitted block constants (DRAM, flash) are drawn from
+    their fits (``calibration.drawn_folders``).  Returns (Evaluation, the constants
+    varied as ``block.constant``); ``fit_draws = 0`` or nothing with a fit sd in force:
+    one plain run and no constants."""
+    from dse.model import Evaluation
+    from models.blocks import calibration
+
+    spread = calibration.fit_spread() if fit_draws > 0 else {}
+    groups = min(fit_draws, n)
+    if not spread or groups <= 0:
+        return model.run_full(cols, checked=True), []
+    varied = sorted(f"{b}.{k}" for b, consts in spread.items() for k in consts)
+    edges = np.linspace(0, n, groups + 1).astype(int)
+    parts = []
+    with calibration.drawn_folders(groups, seed) as folders:
+        for folder, lo, hi in zip(folders, edges[:-1], edges[1:]):
+            part = {k: (v[lo:hi] if isinstance(v, np.ndarray) and v.ndim and v.shape[0] == n else v) for k, v in cols.items()}
+            parts.append(model.run_full(part, checked=True, calibration=folder))
+    return Evaluation.concat(parts), varied
+
+
 PERCENTILES = (5, 50, 95)
 
 

@@ -174,6 +174,8 @@ def test_bench_reports_rates(cli):
     base = doc["machine"]["baseline_ops_per_s"]
     assert doc["machine"]["cores"] >= 1 and base > 1e6
     assert rows[0]["per_1e8_baseline_ops"] == pytest.approx(rows[0]["rate_per_s"] / base * 1e8)
+    # ... and the single-point yardstick: one numpy call on a one-element array (ns)
+    assert 5 < doc["machine"]["numpy_call_ns"] < 1e5
 
 
 def test_reproduce_json_keeps_stdout_for_the_summary(tmp_path, cli):
@@ -192,3 +194,16 @@ def test_sweep_json_summary_and_progress_on_stderr(tmp_path, cli, space_file):
     data = json.loads(out)
     assert data["path"] == str(tmp_path / "o") and data["rows"]["points"] == 3 * 3 * 8 * 5 * 5
     assert "points" in err  # the progress bar went to stderr
+
+
+def test_single_point_bench_times_feasible_points():
+    """llm-serve's random draws are mostly infeasible (the weights do not fit); the
+    single-point case picks feasible ones, as plain Python values and labels."""
+    from dse import bench, registry
+
+    model = registry.get("llm-serve")
+    points = bench.single_points("llm-serve")
+    assert len(points) == 16
+    ev = model.run_full({k: [pt[k] for pt in points] for k in points[0]})
+    assert ev.feasible.all()
+    assert all(type(v) in (float, int, str, bool) for pt in points for v in pt.values())

@@ -67,3 +67,13 @@ def test_fitted_constants_reproduce():
     for w, d in refit.items():
         for k, v in d.items():
             assert v == pytest.approx(shipped[w][k], rel=1e-3, abs=1e-6), (w, k)
+
+
+def test_fitted_table_holds_workloads_and_globals_only():
+    """fitted.toml's [uncertainty] table (fit sds) is not read as a workload's constants."""
+    from models.ginkgo import calibration as gcal
+    from models.ginkgo.model import WORKLOADS
+
+    table = gcal.fitted()
+    assert set(table) == set(WORKLOADS) | {"global"}
+    assert all("." not in k for d in table.values() for k in d)

@@ -67,7 +67,8 @@ def bench_cmd(
                   _rate(r.target_per_s) if r.target_per_s else "", mark, r.detail)
     con = Console(width=150)
     con.print(f"machine: {machine['cpu']}, {machine['cores']} cores, Python {machine['python']}, numpy {machine['numpy']}; "
-              f"numpy baseline {base:.3g} elementwise ops/s (a*b+c on 131,072 float64)")
+              f"numpy baseline {base:.3g} elementwise ops/s (a*b+c on 131,072 float64); "
+              f"one numpy call on a one-element array {machine['numpy_call_ns']:.0f} ns (the yardstick of the point rows)")
     con.print(t)
 
 

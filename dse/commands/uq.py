@@ -37,25 +37,30 @@ def uq_cmd(
     seed: Annotated[int, typer.Option(help="Seed of the draws (the same seed pairs two designs).")] = 0,
     width: Annotated[float | None, typer.Option(help="Replace every relative width by this one (0.3 = +-30 % on every input).")] = None,
     against: Annotated[list[str] | None, typer.Option("--against", help="key=value of a second design compared on the same draws (repeatable).")] = None,
+    fit_draws: Annotated[int, typer.Option(help="Calibrations drawn from the block fits' sds (DRAM, flash constants), each over a share of the draws; 0: the calibration in force only.")] = 8,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Monte Carlo over every uncertain parameter default at one design point: p5 / p50 /
-    p95 and the mean of every metric (`dse describe NAME` shows each uncertainty)."""
+    """Monte Carlo over every uncertain parameter default at one design point, and over the
+    calibrated blocks' fitted constants: p5 / p50 / p95 and the mean of every metric
+    (`dse describe NAME` shows each uncertainty)."""
     from dse import registry
     from dse.errors import DseError
-    from dse.uncertainty import draws, summarize, uncertain_params
+    from dse.uncertainty import draws, run_draws, summarize, uncertain_params
 
     if not 2 <= samples <= 10_000_000:
         raise DseError(f"--samples {samples}: allowed 2 to 10,000,000")
     if not 0 <= seed < 2**32:
         raise DseError(f"--seed {seed}: allowed 0 to {2**32 - 1}")
+    if not 0 <= fit_draws <= 64:
+        raise DseError(f"--fit-draws {fit_draws}: allowed 0 to 64")
     model = registry.get(name)
     fixed = _design(model, assignments, "design")
     cols = draws(model, fixed, samples, seed, width)
-    ev = model.run_full(cols, checked=True)
+    ev, fit_varied = run_draws(model, cols, samples, fit_draws, seed)
     out: dict[str, Any] = {
         "model": name, "samples": samples, "seed": seed, "width": width,
         "varied": sorted(uncertain_params(model, set(fixed), width)),
+        "block_fits": {"draws": fit_draws if fit_varied else 0, "varied": fit_varied},
         "infeasible_share": float(1.0 - ev.feasible.mean()),
         "metrics": summarize(ev.metrics, ev.feasible, {m.name: m.labels for m in model.metrics if m.categorical}),
     }
@@ -64,7 +69,7 @@ def uq_cmd(
         for k in fixed:
             other.pop(k)
         other.update(_design(model, against, "--against"))
-        out["against"] = _paired(model, ev, model.run_full(other, checked=True))
+        out["against"] = _paired(model, ev, run_draws(model, other, samples, fit_draws, seed)[0])
     if as_json:
         typer.echo(jsonsafe.dumps(out))
         return
@@ -96,6 +101,9 @@ def _print_uq(out: dict[str, Any], model: Any) -> None:
     con = Console(width=140)
     con.print(f"[bold]{out['model']}[/bold]: {out['samples']:,} draws of {len(out['varied'])} uncertain inputs "
               f"(seed {out['seed']}); infeasible in {100 * out['infeasible_share']:.1f} % of draws")
+    fits = out["block_fits"]
+    if fits["varied"]:
+        con.print(f"block fits: {fits['draws']} calibrations drawn from the fits' sds of {', '.join(fits['varied'])}")
     t = Table()
     for c in ("metric", "p5", "p50", "p95", "mean", "p95/p5"):
         t.add_column(c, justify="left" if c == "metric" else "right")

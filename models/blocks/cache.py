@@ -7,7 +7,9 @@ Four models, from cheapest to most faithful:
   objects can do is hold the C most popular ones, hit = H(C, alpha) / H(N, alpha) with
   H the generalized harmonic number (closed form via Euler-Maclaurin; alpha = 0 is
   uniform reuse, hit = C / N).  ``working_set_hit_rate(cache_b, footprint_b, alpha,
-  granularity_b)`` is the same in bytes.  This is also the LFU / static-placement hit rate.
+  granularity_b)`` is the same in bytes (``working_set_hit_rates`` for several cache
+  sizes over one footprint, e.g. the levels of a hierarchy).  This is also the LFU /
+  static-placement hit rate.
 * ``che_lru_hit_rate(cache_objects, n_objects, alpha)`` -- LRU under IRM / Zipf by Che's
   approximation (Che, Tung, Wang, IEEE JSAC 2002; Fricker, Robert, Roberts, ITC 2012):
   the characteristic time T solves sum_i (1 - exp(-p_i T)) = C and
@@ -76,14 +78,14 @@ def _harmonic_em(n: np.ndarray, a: np.ndarray, z: np.ndarray, k1: np.ndarray, k2
 
 def _harmonic_fixups(h: np.ndarray, n: np.ndarray, a: np.ndarray, near1: np.ndarray) -> np.ndarray:
     """Replace entries near alpha = 1 (log form) and with n < 12 (exact sum)."""
-    if np.any(near1):
+    if near1.any():
         nn, aa = n[near1], a[near1]
         ln = np.log(nn)
         log_form = ln + EULER_GAMMA + 0.5 / nn - 1.0 / (12.0 * nn**2) + 1.0 / (120.0 * nn**4)
         # first order in (alpha - 1): d/dalpha H = -sum ln k / k ~ -(ln^2 n / 2 + gamma_1 + ln n / 2n)
         h[near1] = log_form - (aa - 1.0) * (0.5 * ln**2 + STIELTJES_GAMMA1 + 0.5 * ln / nn)
     small = n < 12
-    if np.any(small):
+    if small.any():
         ks = np.arange(1, 12, dtype=np.float64)
         ns, as_ = n[small], a[small]
         terms = ks[None, :] ** -as_[:, None]
@@ -96,7 +98,7 @@ def _harmonic_fixups(h: np.ndarray, n: np.ndarray, a: np.ndarray, near1: np.ndar
 
 def _alpha_factors(a: np.ndarray) -> tuple[np.ndarray, ...]:
     near1 = np.abs(a - 1.0) < 1e-6
-    a_safe = np.where(near1, 0.5, a) if np.any(near1) else a
+    a_safe = np.where(near1, 0.5, a) if near1.any() else a
     with np.errstate(divide="ignore", invalid="ignore"):
         z = zeta(a_safe)
         k1 = 1.0 / (1.0 - a_safe)
@@ -123,7 +125,7 @@ def _harmonic_with(n: np.ndarray, a: np.ndarray, fac: tuple[np.ndarray, ...]) ->
     with np.errstate(over="ignore", invalid="ignore"):
         h = _harmonic_em(nn, a_safe, z, k1, k2, k3)
     small = nn < 12
-    if np.any(near1) or np.any(small):
+    if near1.any() or small.any():
         shape = h.shape
         h = np.array(h, dtype=np.float64).reshape(-1)
         nb = np.broadcast_to(nn, shape).reshape(-1)
@@ -135,11 +137,11 @@ def _harmonic_with(n: np.ndarray, a: np.ndarray, fac: tuple[np.ndarray, ...]) ->
 
 # ============================================================================= working-set model
 def _check_sizes(c: np.ndarray, n: np.ndarray, a: np.ndarray) -> None:
-    if np.any(n <= 0):
+    if (n <= 0).any():
         raise DseError("the footprint / number of objects must be positive")
-    if np.any(c < 0):
+    if (c < 0).any():
         raise DseError("the cache size must be >= 0")
-    if np.any(a < 0):
+    if (a < 0).any():
         raise DseError("the Zipf skew alpha must be >= 0 (0 = uniform reuse)")
 
 
@@ -159,12 +161,24 @@ def zipf_hit_rate(cache_objects: ArrayLike, n_objects: ArrayLike, alpha: ArrayLi
 
 
 def _zipf_core(c: np.ndarray, n: np.ndarray, a: np.ndarray) -> np.ndarray:
-    c = np.minimum(c, n)
+    """H(C, a) / H(N, a) of one chunk (the elementwise core of :func:`zipf_hit_rate`)."""
     fac = _alpha_factors(a)  # zeta(alpha) etc. once, on alpha's own shape
-    hn = _harmonic_with(n, a, fac)  # on the (n, alpha) shape only
+    return _zipf_given(c, n, a, fac, _harmonic_with(n, a, fac))  # H(N) on the (n, alpha) shape only
+
+
+def _zipf_given(c: np.ndarray, n: np.ndarray, a: np.ndarray, fac: tuple[np.ndarray, ...], hn: np.ndarray) -> np.ndarray:
+    """H(C, a) / H(N, a) given the alpha factors and ``hn`` = H(N, a); clipped to [0, 1]."""
+    c = np.minimum(c, n)
     hc = _harmonic_with(np.maximum(c, 1.0), a, fac)
     hit = np.where(c >= 1.0, hc / hn, c / hn)
-    return np.clip(hit, 0.0, 1.0)
+    return np.minimum(np.maximum(hit, 0.0), 1.0)  # np.clip's values, cheaper on short columns
+
+
+def _zipf_many(n: np.ndarray, a: np.ndarray, *cs: np.ndarray) -> tuple[np.ndarray, ...]:
+    """:func:`_zipf_core` for several cache sizes: the alpha factors and H(N, a) once."""
+    fac = _alpha_factors(a)
+    hn = _harmonic_with(n, a, fac)
+    return tuple(_zipf_given(c, n, a, fac, hn) for c in cs)
 
 
 def working_set_hit_rate(
@@ -173,9 +187,26 @@ def working_set_hit_rate(
     """:func:`zipf_hit_rate` in bytes: objects of ``granularity_b`` (a 64 B line, a 4 KiB
     page, ...) over a ``footprint_b`` working set with power-law reuse skew ``alpha``."""
     g = np.asarray(granularity_b, dtype=np.float64)
-    if np.any(g <= 0):
+    if (g <= 0).any():
         raise DseError("granularity_b must be positive")
     return zipf_hit_rate(np.asarray(cache_b, dtype=np.float64) / g, np.asarray(footprint_b, dtype=np.float64) / g, alpha)
+
+
+def working_set_hit_rates(
+    cache_bs: Sequence[ArrayLike], footprint_b: ArrayLike, alpha: ArrayLike = 0.0, granularity_b: ArrayLike = LINE_B
+) -> tuple[np.ndarray, ...]:
+    """:func:`working_set_hit_rate` of several cache sizes over one footprint and skew (the
+    levels of a hierarchy): the same values, with zeta(alpha) and H(N, alpha) computed once."""
+    g = np.asarray(granularity_b, dtype=np.float64)
+    if (g <= 0).any():
+        raise DseError("granularity_b must be positive")
+    n = np.asarray(np.asarray(footprint_b, dtype=np.float64) / g, dtype=np.float64)
+    a = np.asarray(alpha, dtype=np.float64)
+    cs = [np.asarray(np.asarray(c, dtype=np.float64) / g, dtype=np.float64) for c in cache_bs]
+    for c in cs:
+        _check_sizes(c, n, a)
+    out = chunked(_zipf_many, n, a, *cs)
+    return out if isinstance(out, tuple) else (out,)
 
 
 # ============================================================================= Che / LRU

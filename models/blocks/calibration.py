@@ -108,11 +108,26 @@ def state() -> tuple[str, int]:
     return mode(), _GENERATION
 
 
+#: Every :func:`per_calibration` table dict, so :func:`forget` can drop a calibration's entries.
+_TABLES: list[dict[tuple[str, int], Any]] = []
+
+
+def forget(spec: str) -> None:
+    """Drop what is cached for calibration ``spec`` (a folder about to be removed, such as
+    :func:`drawn_folders`'), leaving every other calibration's tables in place."""
+    for key in [k for k in _CACHE if k[0] == spec]:
+        del _CACHE[key]
+    for tables in _TABLES:
+        for key in [k for k in tables if k[0] == spec]:
+            del tables[key]
+
+
 def per_calibration(fn: Callable[[], T]) -> Callable[[], T]:
     """Memoize a zero-argument table builder per calibration in force, so a model never
     freezes a calibrated block's results at import: switching ``--calibration`` (or
     refitting) in one process gives every table the new calibration."""
     tables: dict[tuple[str, int], T] = {}
+    _TABLES.append(tables)
 
     @functools.wraps(fn)
     def table() -> T:
@@ -246,3 +261,59 @@ def save(block: str, doc: dict[str, Any], out_dir: str | Path | None = None) -> 
     store.atomic_write_text(d / f"{block}.toml", text)
     clear_cache()
     return d / f"{block}.toml"
+
+
+# ----------------------------------------------------------------------------- fits as distributions
+def fit_spread() -> dict[str, dict[str, tuple[float, float]]]:
+    """block -> constant -> (fitted value, sd of the fit) for every constant of the
+    calibration in force whose fit gave an sd (``[uncertainty.sd]``, written by the fit
+    harness; a constant held at a bound has no spread and is left out)."""
+    out: dict[str, dict[str, tuple[float, float]]] = {}
+    for block in CALIBRATED_BLOCKS:
+        doc = load(block)
+        unc = doc.get("uncertainty", {})
+        held = set(unc.get("at_bound", []))
+        consts = doc.get("constants", {})
+        spread = {k: (float(consts[k]), float(sd)) for k, sd in unc.get("sd", {}).items()
+                  if k in consts and k not in held and math.isfinite(float(sd)) and float(sd) > 0}
+        if spread:
+            out[block] = spread
+    return out
+
+
+@contextlib.contextmanager
+def drawn_folders(count: int, seed: int = 0) -> Iterator[list[str]]:
+    """``count`` calibration folders (temporary, removed on exit), each the calibration in
+    force with every constant of :func:`fit_spread` drawn from a normal of its fit's sd
+    (at least 0: the constants are non-negative scale factors).  Empty when nothing in
+    force has a spread (``none``, or fits without sds)."""
+    import shutil
+    import tempfile
+
+    import numpy as np
+
+    spread, src = fit_spread(), folder()
+    if not spread or src is None or count <= 0:
+        yield []
+        return
+    rng = np.random.default_rng(seed)
+    root = Path(tempfile.mkdtemp(prefix="dse-fit-draws-"))
+    made: list[str] = []
+    try:
+        for i in range(count):
+            d = root / f"draw{i}"
+            d.mkdir()
+            for f in src.glob("*.toml"):
+                if f.stem not in spread:
+                    shutil.copyfile(f, d / f.name)
+            for block, consts in spread.items():
+                doc = dict(load(block))
+                doc["constants"] = {**doc["constants"], **{k: float(f"{max(0.0, rng.normal(v, sd)):.10g}") for k, (v, sd) in consts.items()}}  # as written
+                (d / f"{block}.toml").write_text(dumps(doc))  # a fresh temporary folder of ours
+                _CACHE[(str(d), block)] = doc  # what load() would parse back
+            made.append(str(d))
+        yield made
+    finally:
+        for m in made:
+            forget(m)
+        shutil.rmtree(root, ignore_errors=True)

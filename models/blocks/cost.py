@@ -98,9 +98,10 @@ class Price:
     source: str
 
 
+@cache
 def component_price(item: str) -> Price:
     """Price of a component from ``prices/components.csv`` (NAND $/GB by cell type, DRAM
-    $/GiB by type, SSD / CXL controllers, retimers, switches)."""
+    $/GiB by type, SSD / CXL controllers, retimers, switches); cached, as the table is."""
     rows = {r["item"]: r for r in _rows("components")}
     if item not in rows:
         raise DseError(f"unknown component {item!r}{did_you_mean(item, rows)}; allowed: {allowed_list(rows)}")

@@ -53,7 +53,8 @@ Parameter group
   model's ``<prefix>link_gen`` / ``<prefix>lanes`` / ``<prefix>flit_mode`` parameters, the
   generations from :data:`PARAM_GENS` (declared once here; a model may restrict them).
 * ``from_batch(p, prefix)`` -> :class:`LinkSpec`: generation numbers, lanes, flit codes
-  and where the flit mode exists (``flit_exists``; ``infeasible()`` gives the reason).
+  and where the flit mode exists (``flit_exists``; ``infeasible()`` gives the reason;
+  ``columns=False`` keeps a single point's fields numpy scalars instead of length-1 columns).
 
 Sources: PCI Express Base Specification 1.0-6.0 (rates, encodings, flit layout),
 CXL Specification 2.0 §4.2 (68 B flit, slot formats) and 3.x §6.2.3 (256 B and
@@ -279,8 +280,14 @@ def chunked(fn: Any, *args: Any, chunk: int = CHUNK) -> Any:
     """Evaluate the elementwise ``fn(*args)`` over the broadcast of ``args`` in chunks of
     ``chunk`` elements (same result as one call, less memory traffic).  Scalar arguments
     are passed through; ``fn`` may return one array or a tuple of arrays."""
-    shapes = [np.shape(a) for a in args]
-    shape = np.broadcast_shapes(*shapes)
+    # the broadcast holds at most the product of the argument sizes: a short batch (or a
+    # single point) goes straight to ``fn`` without working out the broadcast shape
+    bound = 1
+    for a in args:
+        bound *= a.size if type(a) is np.ndarray else np.size(a)
+    if bound <= 2 * chunk:
+        return fn(*args)
+    shape = np.broadcast_shapes(*[np.shape(a) for a in args])
     size = int(np.prod(shape)) if shape else 1
     if size <= 2 * chunk:
         return fn(*args)
@@ -352,6 +359,12 @@ def _label_codes(value: Any, aliases: dict[str, int], labels: Sequence[str], wha
 
 def gen_code(gen: ArrayLike) -> np.ndarray | int:
     """Code (index into ``GENERATIONS``) of a generation given as label(s) or number(s) 1..7."""
+    # fast paths: an integer generation number, or an integer column of them in range
+    if isinstance(gen, (int, np.integer)) and not isinstance(gen, bool) and 1 <= gen <= len(GENERATIONS):
+        return int(gen) - 1
+    if type(gen) is np.ndarray and gen.dtype.kind in "iu" and gen.ndim and gen.size:
+        if 1 <= gen.min() and gen.max() <= len(GENERATIONS):
+            return gen.astype(np.int64) - 1
     try:
         return _label_codes(gen, _GEN_ALIASES, GENERATIONS + tuple(CXL_VERSIONS), "PCIe/CXL generation")
     except TypeError:
@@ -373,8 +386,18 @@ def gen_code(gen: ArrayLike) -> np.ndarray | int:
     return int(codes) if codes.ndim == 0 else codes
 
 
+#: The flit-mode codes (indices into :data:`FLIT_MODES`).
+_FLIT_CODES = range(len(FLIT_MODES))
+
+
 def flit_code(flit_mode: ArrayLike) -> np.ndarray | int:
     """Code (index into ``FLIT_MODES``) of flit mode label(s), codes 0..2, or sizes 68 / 256."""
+    # fast paths: an integer code, or an integer column of codes
+    if isinstance(flit_mode, (int, np.integer)) and not isinstance(flit_mode, bool) and int(flit_mode) in _FLIT_CODES:
+        return int(flit_mode)
+    if type(flit_mode) is np.ndarray and flit_mode.dtype.kind in "iu" and flit_mode.ndim and flit_mode.size:
+        if flit_mode.min() >= _FLIT_CODES[0] and flit_mode.max() <= _FLIT_CODES[-1]:
+            return flit_mode
     try:
         return _label_codes(flit_mode, _FLIT_ALIASES, FLIT_MODES, "CXL flit mode")
     except TypeError:
@@ -403,7 +426,7 @@ def _check_flit_gen(f: ArrayLike, g: ArrayLike) -> None:
     if np.ndim(f) == 0 and f != 0:
         return
     bad = (np.asarray(f) == 0) & np.take(GEN_FLIT_MODE, g)
-    if np.any(bad):
+    if np.asarray(bad).any():
         raise DseError(
             "the 68B flit runs only up to 32 GT/s (PCIe 5.0 / CXL 2.0); CXL 3.x at 64 GT/s and "
             "above uses the 256B or 256B_lo flit (CXL 3.0 §6.2.3)"
@@ -493,16 +516,35 @@ class LinkSpec:
         return {NO_68B_FLIT_REASON: ~self.flit_exists}
 
 
-def from_batch(p: Batch, prefix: str = "") -> LinkSpec:
-    """The link of a model's batch, from the parameters :func:`params` declared with ``prefix``."""
-    n = (p.n,)
-    gen = np.broadcast_to(p.pick(prefix + "link_gen", {g: i + 1 for i, g in enumerate(GENERATIONS)}), n)
-    lanes = np.broadcast_to(np.asarray(p[prefix + "lanes"]).astype(np.int64), n)
+def from_batch(p: Batch, prefix: str = "", *, columns: bool = True) -> LinkSpec:
+    """The link of a model's batch, from the parameters :func:`params` declared with ``prefix``.
+
+    ``columns=False`` leaves a field that only scalar parameters feed as a scalar (a single
+    design point) instead of broadcasting it to ``Batch.n``: numpy scalars keep a model's
+    per-point arithmetic cheap, and the values are the same."""
+    if columns:
+        n = (p.n,)
+        gen = np.broadcast_to(p.pick(prefix + "link_gen", _GEN_NUMBERS), n)
+        lanes = np.broadcast_to(np.asarray(p[prefix + "lanes"]).astype(np.int64), n)
+        if prefix + "flit_mode" not in p:
+            return LinkSpec(np.broadcast_to(p[prefix + "link_gen"], n), gen, lanes, None, np.ones(n, dtype=bool))
+        flit = np.broadcast_to(np.asarray(p[prefix + "flit_mode"], dtype=np.int64), n)  # codes into FLIT_MODES
+        exists = flit_exists(gen, flit)
+        return LinkSpec(np.broadcast_to(p[prefix + "link_gen"], n), gen, lanes, np.where(exists, flit, 1), exists)
+    gen = p.pick(prefix + "link_gen", _GEN_NUMBERS)
+    lanes = np.asarray(p[prefix + "lanes"]).astype(np.int64)
     if prefix + "flit_mode" not in p:
-        return LinkSpec(np.broadcast_to(p[prefix + "link_gen"], n), gen, lanes, None, np.ones(n, dtype=bool))
-    flit = np.broadcast_to(np.asarray(p[prefix + "flit_mode"], dtype=np.int64), n)  # codes into FLIT_MODES (the group's choices)
-    exists = flit_exists(gen, flit)
-    return LinkSpec(np.broadcast_to(p[prefix + "link_gen"], n), gen, lanes, np.where(exists, flit, 1), exists)
+        flit, exists = None, np.True_
+    else:
+        flit = np.asarray(p[prefix + "flit_mode"], dtype=np.int64)
+        exists = flit_exists(gen, flit)
+        flit = np.where(exists, flit, 1)
+    scalar = lambda a: a[()] if type(a) is np.ndarray and a.ndim == 0 else a  # noqa: E731
+    return LinkSpec(p[prefix + "link_gen"], scalar(gen), scalar(lanes), None if flit is None else scalar(flit), scalar(np.asarray(exists)))
+
+
+#: Generation number (5 = PCIe 5.0) of each generation label, for :func:`from_batch`.
+_GEN_NUMBERS = {g: i + 1 for i, g in enumerate(GENERATIONS)}
 
 
 def flit_exists(gen: ArrayLike, flit_mode: ArrayLike) -> np.ndarray:
@@ -742,42 +784,71 @@ def cxl_round_trip_breakdown(
     * ``flight``: ``wire_m`` metres each way at 5 ns/m;
     * ``media``: ``media_ns`` at the device (DRAM, controller), passed in by the caller.
     """
+    terms, shape = _round_trip_terms(gen, lanes, flit_mode, n_switches, n_retimers, port_ns, switch_ns,
+                                     retimer_ns, fec_ns, wire_m, media_ns)
+    zero = np.zeros(shape)
+    return {k: zero + v for k, v in zip(_ROUND_TRIP_PARTS, terms)}
+
+
+#: The components of :func:`cxl_round_trip_breakdown`, in the order they are summed.
+_ROUND_TRIP_PARTS = ("ports", "switches", "retimers", "fec", "serialization", "flight", "media")
+
+
+def _round_trip_terms(gen: ArrayLike, lanes: ArrayLike, flit_mode: ArrayLike | None, n_switches: ArrayLike,
+                      n_retimers: ArrayLike, port_ns: ArrayLike, switch_ns: ArrayLike, retimer_ns: ArrayLike,
+                      fec_ns: ArrayLike, wire_m: ArrayLike, media_ns: ArrayLike) -> tuple[list, tuple[int, ...]]:
+    """The round trip's components (:data:`_ROUND_TRIP_PARTS` order) unbroadcast, and the
+    shape of the generation / flit / switch / retimer arguments (the breakdown's shape)."""
     g = gen_code(gen)
     f = default_flit_mode(gen) if flit_mode is None else flit_code(flit_mode)
     _check_flit_gen(f, g)
     sw = np.asarray(n_switches, dtype=np.float64)
     rt = np.asarray(n_retimers, dtype=np.float64)
-    if np.any(sw < 0) or np.any(rt < 0):
+    if (sw < 0).any() or (rt < 0).any():
         raise DseError("n_switches and n_retimers must be >= 0")
     receivers = sw + 1.0  # per direction
-    bw = raw_bw_gbps(gen, lanes)
+    bw = np.take(GEN_RAW_GBPS_PER_LANE, g) * _lanes(lanes)  # raw_bw_gbps
     req_b = FLIT_CHECK_B[f]
     resp_b = FLIT_READ_RESP_B[f]
-    zero = np.zeros(np.broadcast_shapes(np.shape(g), np.shape(f), np.shape(sw), np.shape(rt)))
-    return {
-        "ports": zero + 4.0 * np.asarray(port_ns, dtype=np.float64),
-        "switches": zero + 2.0 * sw * np.asarray(switch_ns, dtype=np.float64),
-        "retimers": zero + 2.0 * rt * np.asarray(retimer_ns, dtype=np.float64),
-        "fec": zero + np.where(GEN_FLIT_MODE[g], 2.0 * receivers * np.asarray(fec_ns, dtype=np.float64), 0.0),
-        "serialization": zero + receivers * (req_b + resp_b) / bw,
-        "flight": zero + 2.0 * np.asarray(wire_m, dtype=np.float64) * PROPAGATION_NS_PER_M,
-        "media": zero + np.asarray(media_ns, dtype=np.float64),
-    }
+    terms = [
+        4.0 * np.asarray(port_ns, dtype=np.float64),
+        2.0 * sw * np.asarray(switch_ns, dtype=np.float64),
+        2.0 * rt * np.asarray(retimer_ns, dtype=np.float64),
+        np.where(GEN_FLIT_MODE[g], 2.0 * receivers * np.asarray(fec_ns, dtype=np.float64), 0.0),
+        receivers * (req_b + resp_b) / bw,
+        2.0 * np.asarray(wire_m, dtype=np.float64) * PROPAGATION_NS_PER_M,
+        np.asarray(media_ns, dtype=np.float64),
+    ]
+    return terms, np.broadcast_shapes(np.shape(g), np.shape(f), sw.shape, rt.shape)
 
 
 def cxl_round_trip_ns(
     gen: ArrayLike = "pcie5",
     lanes: ArrayLike = 8,
     flit_mode: ArrayLike | None = None,
-    **kwargs: Any,
+    *,
+    n_switches: ArrayLike = 0,
+    n_retimers: ArrayLike = 0,
+    port_ns: ArrayLike = CXL_PORT_NS,
+    switch_ns: ArrayLike = CXL_SWITCH_NS,
+    retimer_ns: ArrayLike = RETIMER_NS,
+    fec_ns: ArrayLike = FEC_NS,
+    wire_m: ArrayLike = CXL_WIRE_M,
+    media_ns: ArrayLike = 0.0,
 ) -> np.ndarray:
     """Unloaded round trip (ns) of a 64 B CXL.mem read; see :func:`cxl_round_trip_breakdown`.
 
     With the defaults, a direct-attached PCIe 5.0 x8 device adds ~89 ns (Pond: 70-90 ns)
-    and a switch with two retimers adds ~121 ns more (Pond: 115 ns).
-    """
-    parts = cxl_round_trip_breakdown(gen, lanes, flit_mode, **kwargs)
-    return sum(parts.values())  # type: ignore[return-value]
+    and a switch with two retimers adds ~121 ns more (Pond: 115 ns).  The components are
+    summed in the breakdown's order without broadcasting each first (same values)."""
+    terms, shape = _round_trip_terms(gen, lanes, flit_mode, n_switches, n_retimers, port_ns, switch_ns,
+                                     retimer_ns, fec_ns, wire_m, media_ns)
+    total = terms[0]
+    for t in terms[1:]:
+        total = total + t
+    if np.shape(total) != shape:  # the breakdown's shape wins where no term carries it
+        total = total + np.zeros(shape)
+    return total
 
 
 # ============================================================================= NVMe

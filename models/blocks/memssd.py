@@ -146,7 +146,7 @@ def powerlaw_hit_rate(cache_b: ArrayLike, above_b: ArrayLike, footprint_b: Array
     levels above it (``above_b`` bytes in all, inclusive), under the cache block's
     working-set model with Zipf(``alpha``) reuse over ``footprint_b``:
     ``(W(above + cache) - W(above)) / (1 - W(above))`` with ``W`` = working_set_hit_rate."""
-    above = cache.working_set_hit_rate(above_b, footprint_b, alpha, granularity_b)
-    both = cache.working_set_hit_rate(np.asarray(above_b, dtype=np.float64) + np.asarray(cache_b, dtype=np.float64),
-                                      footprint_b, alpha, granularity_b)
-    return np.clip((both - above) / np.maximum(1.0 - above, 1e-12), 0.0, 1.0)
+    above, both = cache.working_set_hit_rates(
+        (above_b, np.asarray(above_b, dtype=np.float64) + np.asarray(cache_b, dtype=np.float64)),
+        footprint_b, alpha, granularity_b)
+    return np.minimum(np.maximum((both - above) / np.maximum(1.0 - above, 1e-12), 0.0), 1.0)  # np.clip's values

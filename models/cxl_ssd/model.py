@@ -379,6 +379,15 @@ class CxlSsd(Model):
 
 
 # ----------------------------------------------------------------------------- stages of CxlSsd._compute
+def _first(cases, default):
+    """``np.select``'s values -- per point the value of the first case whose condition
+    holds, else ``default`` -- as nested ``np.where`` (much cheaper on short columns)."""
+    out = default
+    for cond, value in reversed(cases):
+        out = np.where(cond, value, out)
+    return out
+
+
 def _design_flags(p: Batch) -> SimpleNamespace:
     """Which design (and which kind: SSD, cacheable) and which workload each point is."""
     d = {k: p.is_("design", k) for k in DESIGNS}
@@ -402,7 +411,8 @@ def _workload_mix(p: Batch) -> SimpleNamespace:
 
 def _device_paths(p: Batch) -> SimpleNamespace:
     """Device-side paths (memssd / link / flash blocks): link, CXL round trip, flash miss, SSD DRAM."""
-    lk = link.from_batch(p)  # a 68 B flit at 64 GT/s evaluates as 256B, declared infeasible
+    # the link's fields stay numpy scalars for a single point (cheap arithmetic, same values)
+    lk = link.from_batch(p, columns=False)  # a 68 B flit at 64 GT/s evaluates as 256B, declared infeasible
     gen, flit = lk.gen, lk.flit
     tr_delta_ns = (p.flash_tr_us - ZNAND_TR_US) * NS_PER_US
     ssd_dram_gib = p.ssd_dram_frac * p.capacity_gib
@@ -411,6 +421,7 @@ def _device_paths(p: Batch) -> SimpleNamespace:
         gen=gen, flit=flit, link=lk, cxl_rt=memssd.cxl_path_ns(gen, p.lanes, flit, p.switch_hops, p.hop_latency_ns),
         miss_ns=SECTOR_READ_NS + tr_delta_ns + p.miss_firmware_ns,  # plain: the missed sector
         blk=blk, ssd_dram_ns=blk["ssd_dram_ns"], ssd_dram_gib=ssd_dram_gib, ssd_dram_b=ssd_dram_gib * GIB,
+        pcie_dma_gbps=link.pcie_dma_bw_gbps(gen, p.lanes, CACHELINE_B),  # the PCIe-SSD's 64 B DMA rate
     )
 
 
@@ -442,16 +453,14 @@ def _access_paths(p: Batch, f: SimpleNamespace, wk: SimpleNamespace, dev: Simple
     pcie_wr_ns = p.pcie_bar_ns + dev.ssd_dram_ns
     # a posted BAR write: the core hands it to the root port (one way of the link round
     # trip); the firmware's share of the BAR time plus the SSD-DRAM write occupies the device
-    pcie_link_rt = memssd.cxl_path_ns(dev.gen, p.lanes, dev.flit, p.switch_hops, p.hop_latency_ns)
+    pcie_link_rt = dev.cxl_rt  # the same link and switch levels as the CXL round trip
     pcie_wr_service_ns = np.maximum(p.pcie_bar_ns - pcie_link_rt, 0.0) + dev.ssd_dram_ns
-    far_ns = np.select(
-        [d["dram"], d["cxl_dram"], d["pcie_ssd"]], [p.host_dram_ns, cxl_dram_far_ns, pcie_rd_ns], cxl_far_ns
-    )
+    far_ns = _first(((d["dram"], p.host_dram_ns), (d["cxl_dram"], cxl_dram_far_ns), (d["pcie_ssd"], pcie_rd_ns)),
+                    cxl_far_ns)
     a_pcie = p.pcie_region_frac * (wk.ld + wk.st)  # uncacheable accesses per instruction
     # per operation: LLC misses (SPEC), L2 misses (apex), one line (stream); PCIe: every access
-    acc_per_op = np.select(
-        [f.is_stream, f.is_apex & cacheable, f.is_apex, d["pcie_ssd"]], [1.0, 1.0 - hr.h2, 1.0, a_pcie], wk.m
-    )
+    acc_per_op = _first(((f.is_stream, 1.0), (f.is_apex & cacheable, 1.0 - hr.h2), (f.is_apex, 1.0),
+                         (d["pcie_ssd"], a_pcie)), wk.m)
     return SimpleNamespace(
         cxl_dram_far_ns=cxl_dram_far_ns, pcie_rd_ns=pcie_rd_ns, pcie_wr_ns=pcie_wr_ns,
         posted=p.is_("store_path", "posted"), pcie_wr_issue_ns=0.5 * pcie_link_rt, pcie_wr_service_ns=pcie_wr_service_ns,
@@ -468,7 +477,7 @@ def _stream_caps(p: Batch, f: SimpleNamespace, dev: SimpleNamespace, hr: SimpleN
     rf = STREAM_READ_FRAC
     link_gbps = np.where(
         d["pcie_ssd"],
-        link.pcie_dma_bw_gbps(gen, p.lanes, CACHELINE_B),
+        dev.pcie_dma_gbps,
         link.cxl_mem_bw_gbps(gen, p.lanes, dev.flit, rf),
     ) / p.mld_count
     bf_reads = hr.bf_share * p.bf_hit_frac
@@ -498,7 +507,7 @@ def _times(p: Batch, f: SimpleNamespace, wk: SimpleNamespace, hr: SimpleNamespac
     # STREAM: outstanding lines over the latency (reads; writes ride along), capped
     gbps = np.minimum(caps.conc * CACHELINE_B / read_ns / rf, caps.cap_gbps)
     t_stream = 1000.0 * CACHELINE_B * p.threads / gbps  # ns per 1000 lines of one thread
-    return np.select([f.is_apex, f.is_stream], [1000.0 * t_apex, t_stream], 1000.0 * t_spec), gbps, read_ns
+    return _first(((f.is_apex, 1000.0 * t_apex), (f.is_stream, t_stream)), 1000.0 * t_spec), gbps, read_ns
 
 
 def _port_queue(p: Batch, f: SimpleNamespace, wk: SimpleNamespace, hr: SimpleNamespace, pa: SimpleNamespace,
@@ -527,9 +536,8 @@ def _dram_baseline(p: Batch, f: SimpleNamespace, wk: SimpleNamespace, hr: Simple
     t_dram_spec = memssd.stall_time_ns(p.cpi_core, FREQ_GHZ, wk.m * wk.q, dram_read_ns, pa.mlp_eff)
     t_dram_apex = L1_HIT_NS + (1.0 - hr.h1) * L2_HIT_NS + (1.0 - hr.h2) * p.host_dram_ns
     dram_gbps = np.minimum(p.threads * p.stream_mlp * CACHELINE_B / dram_read_ns / rf, caps.ddr_gbps)
-    return np.select(
-        [f.is_apex, f.is_stream], [1000.0 * t_dram_apex, 1000.0 * CACHELINE_B * p.threads / dram_gbps], 1000.0 * t_dram_spec
-    )
+    return _first(((f.is_apex, 1000.0 * t_dram_apex), (f.is_stream, 1000.0 * CACHELINE_B * p.threads / dram_gbps)),
+                  1000.0 * t_dram_spec)
 
 
 def _tail_latency(p: Batch, f: SimpleNamespace, wk: SimpleNamespace, pa: SimpleNamespace,
@@ -573,13 +581,13 @@ def _mem_analytics_system(p: Batch, f: SimpleNamespace, dev: SimpleNamespace, pa
     # and Bufferability has nothing to keep or prefetch (every line equally likely, no
     # page reuse), so CXL-ASSD serves the query as CXL-SSD does
     h_fam = np.minimum(1.0, p.ssd_dram_frac * n_dev * share_gib / fp)
-    fam_far_ns = np.select(
-        [d["dram"], d["cxl_dram"], d["pcie_ssd"]], [p.host_dram_ns, pa.cxl_dram_far_ns, pa.pcie_rd_ns],
+    fam_far_ns = _first(
+        ((d["dram"], p.host_dram_ns), (d["cxl_dram"], pa.cxl_dram_far_ns), (d["pcie_ssd"], pa.pcie_rd_ns)),
         dev.cxl_rt + p.cxl_ctrl_ns + memssd.device_read_ns(h_fam, 0.0, dev.ssd_dram_ns, dev.miss_ns),
     )
     access_ns = np.where(f.cacheable, L2_HIT_NS + fam_far_ns, fam_far_ns)
     # per logical device: its link share, and Z-NAND sector reads for the lines the SSD DRAM misses
-    dev_link = np.where(d["pcie_ssd"], link.pcie_dma_bw_gbps(dev.gen, p.lanes, CACHELINE_B),
+    dev_link = np.where(d["pcie_ssd"], dev.pcie_dma_gbps,
                         link.cxl_mem_bw_gbps(dev.gen, p.lanes, dev.flit, 1.0)) / p.mld_count
     fam_flash_s = (1.0 - h_fam) / blk["sector_read_iops"]
     dev_media = np.where(f.is_ssd, CACHELINE_B / fam_flash_s / GB, HOST_DDR_CHANNELS * blk["host_ddr_channel_gbps"]) / p.mld_count

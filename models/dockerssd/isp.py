@@ -60,6 +60,7 @@ from dse.model import Batch, Metric, Model, Param, knob_params
 from dse.units import BITS_PER_BYTE, GB, J_PER_PJ, NS_PER_US, US_PER_S
 from models.blocks import link
 from models.blocks.calibration import per_calibration
+from models.blocks.numeric import where
 from models.dockerssd import hardware as hw
 
 DESIGNS = ("host", "pisp_r", "pisp_v", "d_naive", "d_fullos", "d_virtfw")
@@ -152,7 +153,17 @@ def pisp_rpc_s(p: Batch | Any, n_sys: Any, n_pkt: Any, msg_s: Any) -> tuple[np.n
     ``syscalls`` (default): every remoted syscall's message in the network term, as L1021 ties
     P.ISP-R's network cost to its RPCs (packet-free workloads pay it too)."""
     old = p.is_("pisp_rpc", "syscalls")
-    return np.where(old, 0.0, n_sys * msg_s), np.where(old, n_sys * msg_s, n_pkt * msg_s)
+    return where(old, 0.0, n_sys * msg_s), where(old, n_sys * msg_s, n_pkt * msg_s)
+
+
+def first_match(conds, choices, default=0.0):
+    """``np.select``: per point, the choice of the first condition that holds, else
+    ``default``, as a chain of ``np.where`` (the same numbers; ``np.select`` costs ~10x more
+    on the scalars of a single point)."""
+    out = default
+    for cond, choice in zip(reversed(conds), reversed(choices)):
+        out = where(cond, choice, out)
+    return out
 
 
 def cpu_split(t: dict[str, np.ndarray], design: Any) -> dict[str, np.ndarray]:
@@ -170,7 +181,7 @@ def cpu_split(t: dict[str, np.ndarray], design: Any) -> dict[str, np.ndarray]:
     d = {k: np.asarray(design) == i for i, k in enumerate(DESIGNS)}
     pisp = d["pisp_r"] | d["pisp_v"]
     xfer = t["xfer_s"]
-    host_cpu = np.select([d["host"], pisp],
+    host_cpu = first_match([d["host"], pisp],
                          [t["network_s"] + t["system_s"] + t["compute_s"] + t["storage_s"] - xfer - t["fw_s"],
                           t["kernel_ctx_s"] + t["lba_set_s"] + t["network_s"]], t["frame_host_s"])
     total = t["network_s"] + t["kernel_ctx_s"] + t["lba_set_s"] + t["storage_s"] + t["system_s"] + t["compute_s"]
@@ -178,8 +189,16 @@ def cpu_split(t: dict[str, np.ndarray], design: Any) -> dict[str, np.ndarray]:
     return {"host_cpu_s": host_cpu, "dev_cpu_s": dev_cpu}
 
 
-def isp_terms(p: Batch | Any, design: Any) -> dict[str, np.ndarray]:
-    """The six terms (s) of ``design`` (codes into DESIGNS) for the points of ``p``."""
+def isp_terms(p: Batch | Any, design: Any, v: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
+    """The six terms (s) of ``design`` (codes into DESIGNS) for the points of ``p``; ``v``:
+    :func:`isp_inputs` of ``p`` when the caller already has them (they do not depend on
+    the design)."""
+    return _design_terms(p, design, isp_inputs(p) if v is None else v)
+
+
+def isp_inputs(p: Batch | Any) -> dict[str, Any]:
+    """Everything the designs share: workload counts, CPU scales, the flash and link
+    bandwidths, Linux work, the program's compute and the host's and device's terms."""
     v = _workload_counts(p)
     v.update(_cpu_scales(p))
     v.update(_device_bandwidths(p, v))
@@ -187,7 +206,7 @@ def isp_terms(p: Batch | Any, design: Any) -> dict[str, np.ndarray]:
     v.update(_program_compute(p, v))
     v.update(_host_terms(v))
     v.update(_device_terms(p, v))
-    return _design_terms(p, design, v)
+    return v
 
 
 def _workload_counts(p: Batch | Any) -> dict[str, Any]:
@@ -197,7 +216,7 @@ def _workload_counts(p: Batch | Any) -> dict[str, Any]:
     io_b = col["io_gb"] * GB
     ref_n_io = col["io_count"]  # the article's I/Os (its Fig. 4a times were taken with them)
     # kv-object family: the same bytes in I/Os of value_b (size_from = value_b)
-    n_io = np.where(p.is_("size_from", "value_b"), np.ceil(io_b / p.value_b), ref_n_io)
+    n_io = where(p.is_("size_from", "value_b"), np.ceil(io_b / p.value_b), ref_n_io)
     return {"col": col, "io_b": io_b, "ref_n_io": ref_n_io, "n_sys": col["syscalls"], "n_walk": col["pathwalks"],
             "n_open": col["files"], "n_pkt": col["tcp_packets"], "n_io": n_io, "avg_b": io_b / n_io}
 
@@ -220,8 +239,10 @@ def _device_bandwidths(p: Batch | Any, v: dict[str, Any]) -> dict[str, Any]:
     fl = hw.flash_arrays(p.flash_channels, p.flash_chips_per_channel, p.flash_channel_gbps)
     flash_gbps = hw.flash_bw_gbps(fl, v["avg_b"], v["col"]["read_frac"], v["col"]["sequential"] > 0.5)
     link_gbps = np.zeros_like(flash_gbps)
-    for g in HOST_LINKS:  # three labels, not a loop over points
-        link_gbps = np.where(p.is_("host_link", g), link.pcie_dma_bw_gbps(g, HOST_LANES, v["avg_b"]), link_gbps)
+    for g in HOST_LINKS:  # three labels, not a loop over points; only those some point has
+        on = p.is_("host_link", g)
+        if on.any():
+            link_gbps = where(on, link.pcie_dma_bw_gbps(g, HOST_LANES, v["avg_b"]), link_gbps)
     fw_s = v["n_io"] * FW_IO_CYCLES / (p.dev_clock_ghz * hw.HZ_PER_GHZ)
     frame_s = p.pick("host_link", _FRAME_US) * us
     return {"flash_gbps": flash_gbps, "link_gbps": link_gbps, "fw_s": fw_s, "frame_s": frame_s}
@@ -297,18 +318,18 @@ def _design_terms(p: Batch | Any, design: Any, v: dict[str, Any]) -> dict[str, n
     z = np.zeros_like(compute_host)
     pisp = d["pisp_r"] | d["pisp_v"]
     dlinux = d["d_naive"] | d["d_fullos"]
-    network = np.select([d["host"], pisp, dlinux, d["d_virtfw"]],
-                        [host_tcp, host_tcp + np.where(d["pisp_r"], v["rpc"], 0.0), v["dev_tcp"], v["vfw_tcp"]])
-    kernel_ctx = np.where(pisp, v["ctx"] + np.where(d["pisp_r"], v["rpc_ctx"], 0.0), z)
-    lba_set = np.where(pisp, v["lba"], z)
-    storage = np.select([d["host"], dlinux],
-                        [host_storage, isp_storage + v["d_scale"] * v["block"] + np.where(d["d_naive"], naive_copy, 0.0)],
+    network = first_match([d["host"], pisp, dlinux, d["d_virtfw"]],
+                        [host_tcp, host_tcp + where(d["pisp_r"], v["rpc"], 0.0), v["dev_tcp"], v["vfw_tcp"]])
+    kernel_ctx = where(pisp, v["ctx"] + where(d["pisp_r"], v["rpc_ctx"], 0.0), z)
+    lba_set = where(pisp, v["lba"], z)
+    storage = first_match([d["host"], dlinux],
+                        [host_storage, isp_storage + v["d_scale"] * v["block"] + where(d["d_naive"], naive_copy, 0.0)],
                         isp_storage)
-    system = np.select([d["host"], dlinux, d["d_virtfw"]], [v["host_system"], v["dev_linux"], v["vfw_sys"]], z)
-    compute = np.where(d["host"], compute_host, v["compute_dev"])
+    system = first_match([d["host"], dlinux, d["d_virtfw"]], [v["host_system"], v["dev_linux"], v["vfw_sys"]], z)
+    compute = where(d["host"], compute_host, v["compute_dev"])
     host_total = host_tcp + host_storage + v["host_system"] + compute_host
     # transfer time inside the storage term (flash, link, D-Naive's copy): no core works on it
-    xfer = np.where(d["host"], io_b / (np.minimum(flash_gbps, link_gbps) * GB), io_b / (flash_gbps * GB)) + np.where(
+    xfer = where(d["host"], io_b / (np.minimum(flash_gbps, link_gbps) * GB), io_b / (flash_gbps * GB)) + where(
         d["d_naive"], naive_copy, 0.0)
     return {"network_s": network, "kernel_ctx_s": kernel_ctx, "lba_set_s": lba_set, "storage_s": storage,
             "system_s": system, "compute_s": compute, "host_latency_s": host_total, "io_b": io_b,
@@ -398,7 +419,8 @@ class DockerSsdIsp(Model):
     )
 
     def evaluate(self, p: Batch) -> dict[str, Any]:
-        t = isp_terms(p, p.design)
+        shared = isp_inputs(p)
+        t = isp_terms(p, p.design, shared)
         parts = ("network_s", "kernel_ctx_s", "lba_set_s", "storage_s", "system_s", "compute_s")
         latency = sum(t[k] for k in parts)
         host = p.is_("design", "host")
@@ -407,13 +429,13 @@ class DockerSsdIsp(Model):
         # --- energy: busy power x time, plus per-bit traffic energy (energy block)
         host_w = hw.HOST_PLATFORM_W + hw.core_power_w(p.host_cores, p.host_clock_ghz, hw.HOST_CORE_W, hw.HOST_CLOCK_GHZ)
         dev_w = hw.DEV_BASE_W + hw.core_power_w(p.dev_cores, p.dev_clock_ghz, hw.DEV_CORE_W, hw.DEV_CLOCK_GHZ)
-        dev_w = dev_w * np.where(naive, 2.0, 1.0) - np.where(naive, hw.DEV_BASE_W, 0.0)  # a second processor
+        dev_w = dev_w * where(naive, 2.0, 1.0) - where(naive, hw.DEV_BASE_W, 0.0)  # a second processor
         # P.ISP keeps the host busy for the remoted syscalls and LBA handshakes
         pisp_host_s = t["kernel_ctx_s"] + t["lba_set_s"]
-        power_s = np.where(host, host_w * latency + hw.DEV_BASE_W * latency,
+        power_s = where(host, host_w * latency + hw.DEV_BASE_W * latency,
                            dev_w * latency + host_w * pisp_host_s)
         bits = t["io_b"] * BITS_PER_BYTE
-        traffic_j = bits * J_PER_PJ * (_FLASH_PJ + np.where(host, hw.PCIE_PJ_PER_BIT + hw.DRAM_PJ_PER_BIT,
+        traffic_j = bits * J_PER_PJ * (_FLASH_PJ + where(host, hw.PCIE_PJ_PER_BIT + hw.DRAM_PJ_PER_BIT,
                                                                           hw.DRAM_PJ_PER_BIT))
         energy = power_s + traffic_j
         host_j = (host_w + hw.DEV_BASE_W) * t["host_latency_s"] + bits * J_PER_PJ * (
@@ -421,20 +443,21 @@ class DockerSsdIsp(Model):
 
         # --- BOM: the SSD (with its controller cores), plus the host server for the host design
         ssd = hw.ssd_usd(hw.SSD_CAPACITY_GB, p.dev_dram_gb, p.dev_cores)
-        ssd = ssd + np.where(naive, hw.SSD_CONTROLLER_USD * p.dev_cores / hw.CONTROLLER_REF_CORES, 0.0)
-        device_usd = np.where(host, hw.host_usd(hw.HOST_DRAM_GB) + hw.ssd_usd(hw.SSD_CAPACITY_GB, hw.DEV_DRAM_GB), ssd)
+        ssd = ssd + where(naive, hw.SSD_CONTROLLER_USD * p.dev_cores / hw.CONTROLLER_REF_CORES, 0.0)
+        device_usd = where(host, hw.host_usd(hw.HOST_DRAM_GB) + hw.ssd_usd(hw.SSD_CAPACITY_GB, hw.DEV_DRAM_GB), ssd)
 
         # --- the system (kv-object family): I/Os per second of the run; one host + one SSD
         ops = t["io_count"] / latency
-        capex = np.where(host, device_usd, hw.host_usd(hw.HOST_DRAM_GB) + ssd)
-        idle_host_j = np.where(host, 0.0, hw.HOST_PLATFORM_W * np.maximum(latency - pisp_host_s, 0.0))
+        capex = where(host, device_usd, hw.host_usd(hw.HOST_DRAM_GB) + ssd)
+        idle_host_j = where(host, 0.0, hw.HOST_PLATFORM_W * np.maximum(latency - pisp_host_s, 0.0))
         power = (energy + idle_host_j) / latency
 
         cpu = cpu_split(t, p.design)
-        host_ref_cpu = cpu_split(isp_terms(p, np.zeros_like(np.asarray(p.design))), np.zeros_like(np.asarray(p.design)))
+        host_code = np.zeros_like(np.asarray(p.design))  # the host design's code, per point
+        host_ref_cpu = cpu_split(isp_terms(p, host_code, shared), host_code)
 
         no_pool = np.asarray(p.dev_dram_gb <= FW_POOL_GB)
-        ok = np.where(no_pool, np.nan, 1.0)  # the ISP pool must exist
+        ok = where(no_pool, np.nan, 1.0)  # the ISP pool must exist
         out = {k: t[k] * ok for k in parts}
         out["infeasible"] = {NO_ISP_POOL: no_pool}
         out.update({

@@ -44,6 +44,7 @@ from dse.model import Batch, Metric, Model, Param, knob_params
 from dse.units import BITS_PER_BYTE, J_PER_PJ, KIB, NS_PER_US, US_PER_S
 from models.blocks import energy, flash, link, queueing
 from models.blocks.cost import component_price
+from models.blocks.numeric import where
 from models.espresso import bom, data, mechanisms as mech, ssd
 from models.espresso.harvest import borrowed_dram_gb_per_tb, harvest_capacity, redirect_frac
 
@@ -313,12 +314,12 @@ def _designs(p: Batch) -> SimpleNamespace:
 def _workload(p: Batch) -> SimpleNamespace:
     """The workload: Table 3 statistics, or the microbenchmark's knobs."""
     micro = p.is_("workload", "micro")
-    rf = np.where(micro, p.read_frac, _RF[p.workload])
-    io_b = np.where(p.is_("size_from", "value_b"), p.value_b, p.io_size_kib * KIB)
-    rd_b = np.where(micro, io_b, _RD_KIB[p.workload] * KIB)
-    wr_b = np.where(micro, io_b, _WR_KIB[p.workload] * KIB)
+    rf = where(micro, p.read_frac, _RF[p.workload])
+    io_b = where(p.is_("size_from", "value_b"), p.value_b, p.io_size_kib * KIB)
+    rd_b = where(micro, io_b, _RD_KIB[p.workload] * KIB)
+    wr_b = where(micro, io_b, _WR_KIB[p.workload] * KIB)
     seq = micro & p.is_("pattern", "sequential")
-    footprint = np.where(micro, 1.0, p.trace_footprint_frac)
+    footprint = where(micro, 1.0, p.trace_footprint_frac)
     return SimpleNamespace(micro=micro, rf=rf, rd_b=rd_b, wr_b=wr_b, seq=seq, footprint=footprint)
 
 
@@ -334,10 +335,10 @@ def _roles(p: Batch) -> SimpleNamespace:
 
 def _ssd_resources(p: Batch, d: SimpleNamespace, r: SimpleNamespace) -> SimpleNamespace:
     """Resources of one SSD (Conv keeps the full compute; OC has none on the SSD), USL cores, controller generation."""
-    cores = np.where(d.conv, p.conv_cores_per_ssd, p.cores_per_ssd)
-    dram = np.where(d.conv, p.conv_dram_gb_per_tb, p.dram_gb_per_tb)
+    cores = where(d.conv, p.conv_cores_per_ssd, p.cores_per_ssd)
+    dram = where(d.conv, p.conv_dram_gb_per_tb, p.dram_gb_per_tb)
     # OC: the DPU's DRAM holds the mapping tables of all the JBOF's SSDs (M5)
-    dram = np.where(d.oc, p.host_dram_gb / (r.n_ssd * p.capacity_tb), dram)
+    dram = where(d.oc, p.host_dram_gb / (r.n_ssd * p.capacity_tb), dram)
     # cores share the SSD's resources: universal scalability law (linear by default)
     eff_cores = mech.usl_cores(cores, p.core_contention_frac, p.core_crosstalk_frac)
     eff_lender_cores = mech.usl_cores(p.cores_per_ssd, p.core_contention_frac, p.core_crosstalk_frac)
@@ -346,9 +347,9 @@ def _ssd_resources(p: Batch, d: SimpleNamespace, r: SimpleNamespace) -> SimpleNa
     return SimpleNamespace(
         cores=cores, dram=dram, core_hz=p.core_ghz * 1e9, host_hz=p.host_cores * p.host_ghz * 1e9,
         eff_cores=eff_cores, eff_lender_cores=eff_lender_cores,
-        rated_r=np.where(gen4, np.minimum(p.rated_read_gbps, mech.GEN4_READ_GBPS), p.rated_read_gbps),
-        rated_w=np.where(gen4, np.minimum(p.rated_write_gbps, mech.GEN4_WRITE_GBPS), p.rated_write_gbps),
-        controller_usd=np.where(gen4, p.gen4_controller_usd, p.controller_usd),
+        rated_r=where(gen4, np.minimum(p.rated_read_gbps, mech.GEN4_READ_GBPS), p.rated_read_gbps),
+        rated_w=where(gen4, np.minimum(p.rated_write_gbps, mech.GEN4_WRITE_GBPS), p.rated_write_gbps),
+        controller_usd=where(gen4, p.gen4_controller_usd, p.controller_usd),
     )
 
 
@@ -358,13 +359,13 @@ def _mapping_cache(p: Batch, d: SimpleNamespace, w: SimpleNamespace, r: SimpleNa
 
     An idle lender needs none of its own DRAM; its DRAM is shared evenly among the borrowers."""
     need = ssd.MAP_GB_PER_TB * w.footprint
-    m_local = np.where(w.seq, 0.0, ssd.miss_ratio(s.dram, w.footprint))
-    borrowed = np.where(
+    m_local = where(w.seq, 0.0, ssd.miss_ratio(s.dram, w.footprint))
+    borrowed = where(
         d.espresso & ~w.seq & (m_local > p.miss_target_frac),
         borrowed_dram_gb_per_tb(s.dram, need, p.miss_target_frac, r.lend_ratio * p.dram_gb_per_tb),
         0.0,
     )
-    miss = np.where(w.seq, 0.0, ssd.miss_ratio(s.dram + borrowed, w.footprint))
+    miss = where(w.seq, 0.0, ssd.miss_ratio(s.dram + borrowed, w.footprint))
     remote_lookup = np.minimum(borrowed / np.maximum(need, 1e-12), 1.0)  # lookups hitting a lent segment
     return SimpleNamespace(miss=miss, remote_lookup=remote_lookup)
 
@@ -373,12 +374,12 @@ def _vh_redirect(p: Batch, d: SimpleNamespace, w: SimpleNamespace, r: SimpleName
     """VH (M4): the share of writes sent to lenders' flash (with copyback it comes back).
 
     The lenders' own capacity to absorb them is not checked: they are idle by default."""
-    redirect_w = np.where(d.any_vh & (r.n_l >= 1), p.vh_redirect_frac, 0.0)
+    redirect_w = where(d.any_vh & (r.n_l >= 1), p.vh_redirect_frac, 0.0)
     # VH-ideal redirecting every write of a write-only load leaves the borrower no work:
     # the lenders' flash, not modeled, would bound it (infeasible; evaluated without it)
     no_work = d.vh_ideal & (w.rf <= 0.0) & (redirect_w >= 1.0)
-    redirect_w = np.where(no_work, 0.0, redirect_w)
-    local_w = np.where(d.vh_ideal, 1.0 - redirect_w, 1.0)  # share of writes the borrower serves
+    redirect_w = where(no_work, 0.0, redirect_w)
+    local_w = where(d.vh_ideal, 1.0 - redirect_w, 1.0)  # share of writes the borrower serves
     wf = 1.0 - w.rf
     rf_w = wf * local_w  # the borrower's own writes per request
     return SimpleNamespace(redirect_w=redirect_w, no_work=no_work, wf=wf, rf_w=rf_w)
@@ -422,7 +423,7 @@ def _processor(p: Batch, d: SimpleNamespace, r: SimpleNamespace, s: SimpleNamesp
     w_mark = p.busy_watermark_frac
     busy = de.x_data * fw.c_io > w_mark * c_b  # the borrower would be busy above the watermark
     borrow = d.harvester & (r.n_l >= 1) & busy & (u0 < w_mark)
-    c_l = np.where(borrow, r.lend_ratio * s.eff_lender_cores * s.core_hz, 0.0)
+    c_l = where(borrow, r.lend_ratio * s.eff_lender_cores * s.core_hz, 0.0)
     o, omega = p.remote_overhead_frac, p.wrr_weight_ratio_x
     cap_cycles, p_cap = harvest_capacity(c_b, c_l, u0, o, w_mark)
     return SimpleNamespace(c_b=c_b, lender=lender, u0=u0, w_mark=w_mark, borrow=borrow, c_l=c_l, o=o, omega=omega,
@@ -438,12 +439,12 @@ def _dpu_host(p: Batch, d: SimpleNamespace, r: SimpleNamespace, s: SimpleNamespa
     and a mapping miss is a map-page read the host FTL sends, one more command.  VH: a central
     hypervisor handles every command (+ the copybacks, each one more command)."""
     c_ftl_oc = p.oc_ftl_scale_x * fw.c_io
-    hyp_cmds = 1.0 + np.where(d.vh, v.wf * v.redirect_w, 0.0)
+    hyp_cmds = 1.0 + where(d.vh, v.wf * v.redirect_w, 0.0)
     hyp_c = p.hyp_kcycles * 1e3 * hyp_cmds
-    host_cmds = np.where(d.oc, 1.0 + m.miss, hyp_cmds)
-    c_host = p.host_cmd_kcycles * 1e3 * host_cmds + np.where(d.oc, c_ftl_oc, 0.0) + np.where(d.any_vh, hyp_c, 0.0)
+    host_cmds = where(d.oc, 1.0 + m.miss, hyp_cmds)
+    c_host = p.host_cmd_kcycles * 1e3 * host_cmds + where(d.oc, c_ftl_oc, 0.0) + where(d.any_vh, hyp_c, 0.0)
     x_host = s.host_hz / (r.n_b * np.maximum(c_host, 1e-9))
-    x_proc = np.where(d.oc, x_host, np.minimum(pr.x_proc, x_host))
+    x_proc = where(d.oc, x_host, np.minimum(pr.x_proc, x_host))
     return SimpleNamespace(c_ftl_oc=c_ftl_oc, hyp_c=hyp_c, c_host=c_host, x_host=x_host, x_proc=x_proc)
 
 
@@ -460,10 +461,10 @@ def _unloaded_latency(p: Batch, d: SimpleNamespace, w: SimpleNamespace, v: Simpl
                       s: SimpleNamespace, fw: SimpleNamespace, de: SimpleNamespace, h: SimpleNamespace,
                       sat: SimpleNamespace) -> SimpleNamespace:
     """Unloaded latency (QD1: nothing is busy, nothing redirected, M1) and a redirect's extra time."""
-    t_fw = np.where(d.oc, h.c_ftl_oc / (p.host_ghz * 1e9), fw.c_io / s.core_hz) * US_PER_S
+    t_fw = where(d.oc, h.c_ftl_oc / (p.host_ghz * 1e9), fw.c_io / s.core_hz) * US_PER_S
     # OC: a mapping miss is a read the host FTL issues to the SSD, one more command trip
-    t_host = ssd.HOST_NVME_US + np.where(d.oc, m.miss * ssd.HOST_NVME_US, 0.0)
-    t_host = t_host + np.where(d.any_vh, p.hyp_kcycles * 1e3 / (p.host_ghz * 1e9) * US_PER_S, 0.0)
+    t_host = ssd.HOST_NVME_US + where(d.oc, m.miss * ssd.HOST_NVME_US, 0.0)
+    t_host = t_host + where(d.any_vh, p.hyp_kcycles * 1e3 / (p.host_ghz * 1e9) * US_PER_S, 0.0)
     bytes_io = w.rf * w.rd_b + v.wf * w.wr_b
     t_xfer = bytes_io / de.bw_link * US_PER_S
     # Espresso: lookups in lent DRAM cross the CXL fabric; writes to them commit a redo log
@@ -483,12 +484,12 @@ def _closed_loop(p: Batch, d: SimpleNamespace, w: SimpleNamespace, v: SimpleName
     """Closed loop at the queue depth: asymptotic bound, Little for the latency, the redirect split.
 
     A borrower redirects only while its own processor would be busy (above the watermark)."""
-    qd = np.where(w.micro, p.qd, p.trace_qd)
+    qd = where(w.micro, p.qd, p.trace_qd)
     x_sat, l0 = sat.x_sat, lat.l0
 
     def split(load):
         on = pr.borrow & (load * fw.c_io > pr.w_mark * pr.c_b)
-        return np.where(on, redirect_frac(load * fw.c_io, pr.c_b, pr.c_l, pr.u0, pr.o, pr.omega, pr.w_mark), 0.0)
+        return where(on, redirect_frac(load * fw.c_io, pr.c_b, pr.c_l, pr.u0, pr.o, pr.omega, pr.w_mark), 0.0)
 
     # the split is taken at the load the queue depth allows without the redirect latency
     p_red = split(np.minimum(x_sat, qd * US_PER_S / l0))
@@ -498,8 +499,8 @@ def _closed_loop(p: Batch, d: SimpleNamespace, w: SimpleNamespace, v: SimpleName
     breakdown = mech.latency_breakdown(lat.t_host, np.broadcast_to(p.fixed_latency_us, l0.shape), lat.t_fw,
                                        w.rf * de.l_r + v.wf * de.l_w, lat.t_xfer, lat.t_remote_dram, p_red * lat.t_redirect)
     # what harvesting could add at this queue depth (unlimited lent cycles; OC has no SSD processor)
-    x_own = np.where(d.oc, h.x_host, np.minimum(np.minimum(pr.c_b / fw.c_io, h.x_host), de.x_data))
-    gain_cap = np.where(d.oc, 0.0, mech.harvest_gain_cap_frac(x_own, np.minimum(h.x_host, de.x_data), qd * US_PER_S / l0))
+    x_own = where(d.oc, h.x_host, np.minimum(np.minimum(pr.c_b / fw.c_io, h.x_host), de.x_data))
+    gain_cap = where(d.oc, 0.0, mech.harvest_gain_cap_frac(x_own, np.minimum(h.x_host, de.x_data), qd * US_PER_S / l0))
     return SimpleNamespace(p_red=p_red, l0_loaded=l0_loaded, x=x, latency=latency, breakdown=breakdown,
                            gain_cap=gain_cap)
 
@@ -509,12 +510,12 @@ def _open_loop(p: Batch, d: SimpleNamespace, r: SimpleNamespace, s: SimpleNamesp
                cl: SimpleNamespace) -> np.ndarray:
     """Open loop at load_frac of saturation: M/M/c at the processor (Sakasegawa), M/D/1 at the data end."""
     lam = p.load_frac * sat.x_sat
-    servers = np.where(d.oc, p.host_cores, np.maximum(np.rint(pr.cap_cycles / s.core_hz), 1.0))
+    servers = where(d.oc, p.host_cores, np.maximum(np.rint(pr.cap_cycles / s.core_hz), 1.0))
     # each server runs at cap_cycles / servers so the station saturates at x_proc, the
     # processor bound of x_sat: with a whole number of cores (c_io / core_hz each) the
     # rounded count of lent cores fell below the capacity and rho passed 1 before x_sat
-    svc = np.where(d.oc, h.c_host / (p.host_ghz * 1e9), fw.c_io * servers / pr.cap_cycles)
-    lam_proc = np.where(d.oc, r.n_b * lam, lam)
+    svc = where(d.oc, h.c_host / (p.host_ghz * 1e9), fw.c_io * servers / pr.cap_cycles)
+    lam_proc = where(d.oc, r.n_b * lam, lam)
     w_proc = mmc_wait_approx(lam_proc, svc, servers)
     w_data = queueing.md1_wait(lam, 1.0 / de.x_data)
     return cl.l0_loaded + (w_proc + w_data) * US_PER_S
@@ -527,29 +528,29 @@ def _utilizations(d: SimpleNamespace, r: SimpleNamespace, s: SimpleNamespace, fw
     x, p_red = cl.x, cl.p_red
     demand = x * fw.c_io
     u_b = (1.0 - p_red) * demand / pr.c_b
-    u_l = pr.u0 + np.where(pr.borrow, p_red * demand * (1.0 + pr.o) / np.maximum(pr.c_l, 1e-30), 0.0)
+    u_l = pr.u0 + where(pr.borrow, p_red * demand * (1.0 + pr.o) / np.maximum(pr.c_l, 1e-30), 0.0)
     u_host_oc = r.n_b * x * h.c_host / s.host_hz
-    u_b = np.where(d.oc, u_host_oc, u_b)
-    u_l = np.where(d.oc, 0.0, u_l)
-    util = np.where(d.oc, u_host_oc, (r.n_b * u_b + r.n_l * u_l) / r.n_ssd)
+    u_b = where(d.oc, u_host_oc, u_b)
+    u_l = where(d.oc, 0.0, u_l)
+    util = where(d.oc, u_host_oc, (r.n_b * u_b + r.n_l * u_l) / r.n_ssd)
     x_data = de.x_data
-    code = np.where(
+    code = where(
         x < sat.x_sat * (1.0 - 1e-9), 4,
-        np.where(sat.x_sat == x_data, np.where(x_data == de.x_flash, 1, np.where(x_data == de.x_link, 2, 3)), 0),
+        where(sat.x_sat == x_data, where(x_data == de.x_flash, 1, where(x_data == de.x_link, 2, 3)), 0),
     )
     return SimpleNamespace(u_b=u_b, u_l=u_l, util=util, code=code)
 
 
 def _bill_of_materials(p: Batch, d: SimpleNamespace, s: SimpleNamespace) -> SimpleNamespace:
     """Bill of materials of one SSD (M6); proch and espresso pay the CXL premium."""
-    premium = np.where(d.harvester, p.cxl_premium_frac, 0.0)
+    premium = where(d.harvester, p.cxl_premium_frac, 0.0)
     ssd_usd, compute_usd = bom.ssd_bom_usd(
         p.capacity_tb, s.cores, REF_CORES, s.dram, premium, nand_usd_per_gb=p.nand_usd_per_gb,
         dram_usd_per_gb=p.dram_usd_per_gb, controller_usd=s.controller_usd, other_usd=p.other_usd,
     )
     oc_usd = bom.oc_bom_usd(p.capacity_tb, p.oc_controller_usd, nand_usd_per_gb=p.nand_usd_per_gb, other_usd=p.other_usd)
-    return SimpleNamespace(bom_usd=np.where(d.oc, oc_usd, ssd_usd),
-                           compute_usd=np.where(d.oc, p.oc_controller_usd, compute_usd))
+    return SimpleNamespace(bom_usd=where(d.oc, oc_usd, ssd_usd),
+                           compute_usd=where(d.oc, p.oc_controller_usd, compute_usd))
 
 
 def _energy(p: Batch, d: SimpleNamespace, w: SimpleNamespace, v: SimpleNamespace, m: SimpleNamespace,
@@ -560,21 +561,21 @@ def _energy(p: Batch, d: SimpleNamespace, w: SimpleNamespace, v: SimpleNamespace
     e_xfer = energy.flash_transfer_energy_uj(ssd.FLASH_BASE.page_bytes, p.channel_mts)
     e_read = _E_TR_UJ + e_xfer
     e_prog = _E_TPROG_UJ + e_xfer
-    copyback = np.where(d.vh, wf * v.redirect_w * fw.pg_w, 0.0)  # pages read on the lender and programmed again
+    copyback = where(d.vh, wf * v.redirect_w * fw.pg_w, 0.0)  # pages read on the lender and programmed again
     flash_uj = rf * fw.pg_r * e_read + wf * fw.pg_w * p.gc_wa_x * e_prog + m.miss * e_read + copyback * (e_read + e_prog)
-    link_bytes = lat.bytes_io + np.where(d.vh, 2.0 * wf * v.redirect_w * w.wr_b, 0.0)
+    link_bytes = lat.bytes_io + where(d.vh, 2.0 * wf * v.redirect_w * w.wr_b, 0.0)
     phy_uj = link_bytes * _PHY_UJ_PER_B
     dram_uj = (BUFFER_PASSES * lat.bytes_io + (rf * fw.sl_r + wf * fw.sl_w) * MAP_ACCESS_B) * _DRAM_UJ_PER_B
     # (the DPU's driver cycles are left out for every design: the SSD's energy, as before)
-    cycles = fw.c_io * (1.0 + p_red * pr.o) + np.where(d.oc, h.c_ftl_oc - fw.c_io, 0.0) + np.where(d.any_vh, h.hyp_c, 0.0)
+    cycles = fw.c_io * (1.0 + p_red * pr.o) + where(d.oc, h.c_ftl_oc - fw.c_io, 0.0) + where(d.any_vh, h.hyp_c, 0.0)
     # harvesting's own traffic: mapping lines and lent-DRAM lookups over CXL, redo records
     coh_uj, remote_dram_uj, redo_uj = mech.coherence_energy_uj(
         p_red, lat.map_lines, m.remote_lookup, wf, _PHY_UJ_PER_B, _DRAM_UJ_PER_B)
     e_io_uj = flash_uj + phy_uj + dram_uj + cycles * J_PER_CYCLE * UJ_PER_J + coh_uj + redo_uj
     flash_idle_w = energy.flash_idle_power_w(p.channels * p.dies_per_channel)
     # idle processors: a borrower's idle share (OC SSDs have none), a lender's unlent share
-    idle_b_w = np.where(d.oc, 0.0, mech.idle_processor_power_w(s.cores, REF_CORES, PROC_W, p.proc_idle_frac, u.u_b))
-    idle_l_w = np.where(d.oc, 0.0, mech.idle_processor_power_w(p.cores_per_ssd, REF_CORES, PROC_W, p.proc_idle_frac, u.u_l))
+    idle_b_w = where(d.oc, 0.0, mech.idle_processor_power_w(s.cores, REF_CORES, PROC_W, p.proc_idle_frac, u.u_b))
+    idle_l_w = where(d.oc, 0.0, mech.idle_processor_power_w(p.cores_per_ssd, REF_CORES, PROC_W, p.proc_idle_frac, u.u_l))
     return SimpleNamespace(e_io_uj=e_io_uj, coh_uj=coh_uj, remote_dram_uj=remote_dram_uj,
                            power_w=e_io_uj / UJ_PER_J * cl.x + flash_idle_w + idle_b_w, lender_w=flash_idle_w + idle_l_w)
 
@@ -621,7 +622,7 @@ def _metrics(p: Batch, d: SimpleNamespace, r: SimpleNamespace, s: SimpleNamespac
         "op_latency_us": cl.latency,
         "capex_usd": j.usd,
         "power_w": j.w,
-        "lifetime_x": np.where(d.vh, 1.0 / (1.0 + v.redirect_w), 1.0),
+        "lifetime_x": where(d.vh, 1.0 / (1.0 + v.redirect_w), 1.0),
         **cl.breakdown,
         "harvest_gain_cap_frac": cl.gain_cap,
         "lender_own_util_frac": lender["util"],
@@ -639,11 +640,11 @@ def _mask_infeasible(out: dict, valid: np.ndarray, no_work: np.ndarray) -> dict:
     # a JBOF without a borrower has no workload: its performance metrics are NaN
     out["infeasible"] = {NO_BORROWER: ~valid, NO_BORROWER_WORK: no_work}
     if not np.all(valid):
-        nan_or_one = np.where(valid, 1.0, np.nan)
+        nan_or_one = where(valid, 1.0, np.nan)
         for k in PERF_METRICS:
             out[k] = out[k] * nan_or_one
     if np.any(no_work):  # evaluated with nothing redirected: no number of it holds
-        nan_or_one = np.where(no_work, np.nan, 1.0)
+        nan_or_one = where(no_work, np.nan, 1.0)
         for k in (*PERF_METRICS, "firmware_kcycles_per_io", "data_end_iops"):
             out[k] = out[k] * nan_or_one
     return out
@@ -660,8 +661,7 @@ def _lender_load(p: Batch, fa: dict, bw_link, lender_hz) -> dict[str, np.ndarray
     if not np.any(np.asarray(p.lender_qd) > 0):
         zero = np.zeros(n)
         return {"util": zero, "iops": zero, "latency_us": service_us, "service_us": service_us}
-    fa_n = {k: (np.broadcast_to(np.asarray(v, np.float64), (n,)) if np.ndim(v) else v) for k, v in fa.items()}
-    l_flash = flash.unloaded_latency_us(fa_n, mech.LENDER_IO_B, 0.0, True, wa=p.gc_wa_x)
+    l_flash = flash.unloaded_latency_us(fa, mech.LENDER_IO_B, 0.0, True, wa=p.gc_wa_x)
     latency = ssd.HOST_NVME_US + p.fixed_latency_us + service_us + l_flash + mech.LENDER_IO_B / bw_link * US_PER_S
     iops, util = mech.lender_own_load(p.lender_qd, latency, kcycles, lender_hz)
     return {"util": np.broadcast_to(util, (n,)), "iops": iops, "latency_us": np.broadcast_to(latency, (n,)), "service_us": service_us}
@@ -674,9 +674,9 @@ def mmc_wait_approx(lam, service, servers) -> np.ndarray:
     slow for per-point server counts at a million points per second."""
     rho = lam * service / servers
     ok = rho < 1.0
-    r = np.where(ok, rho, 0.5)
+    r = where(ok, rho, 0.5)
     w = service * r ** (np.sqrt(2.0 * (servers + 1.0)) - 1.0) / (servers * (1.0 - r))
-    return np.where(ok, w, np.inf)
+    return where(ok, w, np.inf)
 
 
 __all__ = ["Espresso", "DESIGNS", "PATTERNS"]

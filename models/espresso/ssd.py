@@ -124,10 +124,9 @@ def flash_data_end(fa: dict, read_b, write_b, seq, wa, rf, wf, x_cap, n: int):
     match ``x_cap``, and the block decides with one evaluation whether the read
     throughput lies above it (``flash.saturation_iops(..., above_iops=t_r)``)."""
     f = np.float64
-    rf = np.broadcast_to(np.asarray(rf, f), (n,))
-    wf = np.broadcast_to(np.asarray(wf, f), (n,))
-    x_cap = np.broadcast_to(np.asarray(x_cap, f), (n,))
-    fa_n = {k: (np.broadcast_to(np.asarray(v, f), (n,)) if np.ndim(v) else v) for k, v in fa.items()}
+    rf, wf, x_cap = np.asarray(rf, f), np.asarray(wf, f), np.asarray(x_cap, f)
+    fa_n = {k: (np.broadcast_to(np.asarray(v, f), (n,)) if np.ndim(v) and np.shape(v) != (n,) else v)
+            for k, v in fa.items()}
     # writes: log-structured, the sequential program path (see flash_read_write)
     x_w = flash.saturation_iops(fa_n, write_b, 0.0, True, wa=wa)
     l_w = flash.unloaded_latency_us(fa_n, write_b, 0.0, True, wa=wa)
@@ -143,7 +142,7 @@ def flash_data_end(fa: dict, read_b, write_b, seq, wa, rf, wf, x_cap, n: int):
     with np.errstate(divide="ignore", invalid="ignore"):
         x_flash = 1.0 / (np.where(need, rf / x_r, 0.0) + wf / x_w)
     x_flash = np.where(need & np.isinf(x_r), np.inf, x_flash)  # reads above t_r: the flash exceeds x_cap
-    return x_flash, np.broadcast_to(l_r, (n,)), np.broadcast_to(l_w, (n,))
+    return np.broadcast_to(x_flash, (n,)), np.broadcast_to(l_r, (n,)), np.broadcast_to(l_w, (n,))
 
 
 def slices(size_b) -> np.ndarray:

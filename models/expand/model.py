@@ -279,53 +279,55 @@ class Expand(Model):
 
     def evaluate(self, p: Batch) -> dict[str, np.ndarray]:
         d = {k: p.is_("design", k) for k in DESIGNS}
-        lk = link.from_batch(p)  # a 68 B flit at PCIe 6 evaluates as 256B, declared infeasible below
+        fl = design_flags(p)
+        # the link's fields stay numpy scalars for a single point (cheap arithmetic, same values)
+        lk = link.from_batch(p, columns=False)  # a 68 B flit at PCIe 6 evaluates as 256B, declared infeasible below
         gen, flit, valid = lk.gen, lk.flit, lk.flit_exists
         path_ns = memssd.cxl_path_ns(gen, p.lanes, flit, p.switch_levels, p.hop_latency_ns)
         direct_ns = memssd.cxl_path_ns(gen, p.lanes, flit, 0, p.hop_latency_ns)
         is_dram_media = p.is_("media", "dram")
-        acc = np.select([d[k] for k in PREFETCHERS], [ACCURACY[k] for k in PREFETCHERS], 0.0)
         # --- the workload: one benchmark on every core, or a mix (one per core) -------------
         comps, same_stream, ws_b = _components(p)
-        rf = np.mean([c["rf"] for c in comps], axis=0) if len(comps) > 1 else comps[0]["rf"]
+        rf = _mean([c["rf"] for c in comps])
         link_gbps = link.cxl_mem_bw_gbps(gen, p.lanes, flit, rf)
         # unaware prefetchers are tuned to the direct-attached path: each switch level's
         # extra round trip lands on every access they cover
         aware = (d["expand"] | d["ideal"]) & p.is_("topology_aware", True)
         late_ns = np.where(aware, 0.0, path_ns - direct_ns)
+        media_ns = p.pick("media", MEDIA_READ_NS)
         h_int = np.where(is_dram_media, 1.0,
                          memssd.powerlaw_hit_rate(p.ssd_dram_gb * GB, LLC_B, ws_b, p.dram_reuse_alpha))
-        dev_ns = memssd.device_read_ns(h_int, p.ctrl_ns, _ssd_dram_ns(), p.pick("media", MEDIA_READ_NS))
+        dev_ns = memssd.device_read_ns(h_int, p.ctrl_ns, _ssd_dram_ns(), media_ns)
         e2e_ns = LLC_LOOKUP_NS + path_ns + dev_ns
-        local_ns = LLC_LOOKUP_NS + dram.from_batch(p, "host_").dram_ns
+        local_ns = LLC_LOOKUP_NS + p.host_dram_ns  # the dram group's host_dram_ns (dram.from_batch's column)
+        acc_eff = np.where(fl["glob"], fl["acc"] * same_stream, fl["acc"])
+        pats = [_pattern(p, d, fl, c, same_stream, local_ns) for c in comps]  # what the switch wait leaves alone
 
         def run(wait_ns):
             """Every core's time per instruction with ``wait_ns`` of switch-port queueing on
             each device access (averaged over a mix's members), and its prefetch figures."""
-            parts = [_core_times(p, d, c, acc, same_stream, e2e_ns + wait_ns, local_ns, late_ns + wait_ns) for c in comps]
-            if len(parts) == 1:
-                return parts[0]
-            return {k: np.mean([q[k] for q in parts], axis=0) for k in parts[0]}
+            parts = [_core_times(p, fl, c, pat, acc_eff, e2e_ns + wait_ns, local_ns, late_ns + wait_ns)
+                     for c, pat in zip(comps, pats)]
+            return parts[0] if len(parts) == 1 else {k: _mean([q[k] for q in parts]) for k in parts[0]}
 
         r = run(0.0)
         # --- link traffic (M5), switch ports on every access path (M3/M5) -----------------
-        link_util = _link_util(p, d, r, acc, link_gbps)
+        link_util = _link_util(p, d, r, fl["acc"], link_gbps)
         wait_ns = switch_port_wait_ns(p.switch_levels, p.switch_fanout, link_util, link_gbps)
-        r = run(wait_ns)
-        link_util = _link_util(p, d, r, acc, link_gbps)
+        if np.asarray(wait_ns).any():  # no wait anywhere (direct attach): the same figures again
+            r = run(wait_ns)
+            link_util = _link_util(p, d, r, fl["acc"], link_gbps)
         t, t_nopf, t_local = r["t"], r["t_nopf"], r["t_local"]
         coverage, timely, hidden = r["coverage"], r["timely"], r["hidden"]
         miss_per_ns = CORES * r["m"] / t
-        ops = np.select([d[k] for k in PREFETCHERS], [OPS_PER_PREDICTION[k] for k in PREFETCHERS], 0.0)
-        predictor_gops = miss_per_ns * ops  # predictions per ns x ops = Gops/s
-        mem_kb = np.select([d[k] for k in PREFETCHERS], [PREDICTOR_MEM_KB[k] for k in PREFETCHERS], 0.0)
+        predictor_gops = miss_per_ns * fl["ops"]  # predictions per ns x ops = Gops/s
 
         # --- cost of holding the working set (M8, cost block) -----------------------------
         ws_gb = ws_b / GB
         memory_usd = np.where(d["local_dram"], ws_gb * GB / GIB * p.dram_usd_per_gib, _ssd_usd(p, ws_gb, is_dram_media))
 
         # --- the family's system at footprint_gib (common metrics) -------------------------
-        system = _system(p, d, gen, flit, path_ns, is_dram_media, coverage, timely, r["acc"], late_ns, local_ns)
+        system = _system(p, d, gen, flit, path_ns, is_dram_media, coverage, timely, r["acc"], late_ns, local_ns, media_ns)
 
         nan = np.where(valid & np.isfinite(wait_ns), 1.0, np.nan)
         return {
@@ -341,10 +343,75 @@ class Expand(Model):
             "ssd_dram_hit_frac": np.where(d["local_dram"], 0.0, h_int),
             "link_util_frac": link_util * nan,
             "predictor_gops": predictor_gops * nan,
-            "predictor_mem_kb": mem_kb,
+            "predictor_mem_kb": fl["mem_kb"],
             "memory_usd": memory_usd,
             "usd_per_gib": memory_usd / (ws_gb * GB / GIB),
         }
+
+
+def _mean(values: list):
+    """Mean of a mix's member columns, summed in order (``np.mean(values, axis=0)``'s
+    arithmetic without stacking them); one member is returned as it is."""
+    if len(values) == 1:
+        return values[0]
+    total = values[0]
+    for v in values[1:]:
+        total = total + v
+    return total / len(values)
+
+
+def _design_lut(table: dict, default=0.0) -> np.ndarray:
+    """A per-design column of ``table`` (``default`` where a design has no entry), by design code."""
+    return np.array([table.get(k, default) for k in DESIGNS])
+
+
+#: Per-design constants by design code (DESIGNS order): Table 4's accuracy, operations per
+#: prediction and predictor state (0 without a prefetcher), and the prefetcher kinds.
+_DESIGN_COLS = {
+    "acc": _design_lut(ACCURACY), "ops": _design_lut(OPS_PER_PREDICTION), "mem_kb": _design_lut(PREDICTOR_MEM_KB),
+    "rule": _design_lut({k: True for k in RULE}, False), "glob": _design_lut({k: True for k in GLOBAL_TRAINED}, False),
+    "offset": _design_lut({k: True for k in OFFSET_PF}, False),
+    "host_side": _design_lut({k: True for k in ("rule1", "rule2", "ml1", "ml2")}, False),
+    "no_pf": _design_lut({"nopf": True, "local_dram": True}, False),
+    "hit_ns": _design_lut({"expand": LLC_LOOKUP_NS}),
+}
+
+
+def design_flags(p: Batch) -> dict:
+    """What each point's design is, looked up once per batch by design code: Table 4's
+    accuracy (``acc``), operations per prediction (``ops``) and state (``mem_kb``); the
+    prefetcher kinds (``rule``-based, ``glob``ally trained, ``offset``, ``host_side``,
+    ``no_pf`` = no prefetcher at all); ``hit_ns``, a hidden miss's lookup (ExPAND's reflector
+    buffer); ``local`` (local_dram); and ``timely``, the share of useful prefetches in time
+    before the stencil correction of :func:`pattern_timeliness` (M2)."""
+    code = p["design"]
+    fl = {k: v[code] for k, v in _DESIGN_COLS.items()}
+    fl["local"] = p.is_("design", "local_dram")
+    expand_timely = np.minimum(np.maximum(p.timing_accuracy_frac / TIMELY_SATURATION, 0.0), 1.0)
+    fl["timely"] = np.where(p.is_("design", "expand"), expand_timely, np.where(fl["host_side"], p.host_timely_frac, 1.0))
+    return fl
+
+
+#: The benchmarks each workload runs (one, or a mix's members).
+_MEMBERS = {w: (w,) for w in WORKLOADS if w not in MIXES} | MIXES
+_MEMBER_COUNT = np.array([len(_MEMBERS[w]) for w in WORKLOADS])
+
+
+def _member_cols(j: int) -> dict[str, np.ndarray]:
+    """Table 3 columns of member ``j`` of each workload, by workload code (cycling: a mix of
+    2 in a batch with a mix of 4 counts each twice)."""
+    member = [_MEMBERS[w][j % len(_MEMBERS[w])] for w in WORKLOADS]
+    col = lambda table: np.array([table[m] for m in member], dtype=np.float64)  # noqa: E731
+    return {"m": col(MPKI) / 1000.0, "rf": col(READ_FRAC), "structured": col(STRUCTURED),
+            "stencil": col(STENCIL), "irregular": col(IRREGULAR)}
+
+
+_MEMBER_COLS = [_member_cols(j) for j in range(MAX_MIX)]
+#: Chance that two successive misses of the shared stream come from the same member (sum of
+#: squared miss shares), and the members' summed working set, by workload code.
+_SAME_STREAM = np.array([float(np.sum((v / v.sum()) ** 2))
+                         for v in (np.array([MPKI[x] for x in _MEMBERS[w]]) for w in WORKLOADS)])
+_WS_SUM_B = np.array([sum(WS_B[x] for x in _MEMBERS[w]) for w in WORKLOADS])
 
 
 def _components(p: Batch) -> tuple[list[dict], np.ndarray, np.ndarray]:
@@ -352,24 +419,15 @@ def _components(p: Batch) -> tuple[list[dict], np.ndarray, np.ndarray]:
     Fig. 3b), one per member (cores split evenly).  Returns per member its misses per
     instruction, read share and pattern flags; the chance that two successive misses of the
     shared miss stream come from the same member (sum of squared miss shares; 1 for one
-    benchmark); and the working set the internal DRAM sees (a mix's members share it)."""
-    names = {w: (w,) for w in WORKLOADS if w not in MIXES} | MIXES
-    wl = lambda table: p.pick("workload", table)  # noqa: E731
-    count = max((len(names[w]) for w in WORKLOADS if np.any(p.is_("workload", w))), default=1)
-    comps = []
-    for j in range(count):
-        # member j of each row's workload, cycling (a mix of 2 in a batch with a mix of 4 counts each twice)
-        member = {w: names[w][j % len(names[w])] for w in WORKLOADS}
-        col = lambda table: wl({w: table[member[w]] for w in WORKLOADS})  # noqa: E731
-        comps.append({"m": col(MPKI) / 1000.0, "rf": col(READ_FRAC), "structured": col(STRUCTURED),
-                      "stencil": col(STENCIL), "irregular": col(IRREGULAR)})
-    share = {w: np.array([MPKI[x] for x in names[w]]) for w in WORKLOADS}
-    same = wl({w: float(np.sum((v / v.sum()) ** 2)) for w, v in share.items()})
-    ws = wl({w: sum(WS_B[x] for x in names[w]) for w in WORKLOADS}) * p.working_set_scale
-    return comps, same, ws
+    benchmark); and the working set the internal DRAM sees (a mix's members share it).
+    Lookups by workload code in tables built at import."""
+    code = p["workload"]
+    count = int(_MEMBER_COUNT[code].max()) if np.size(code) else 1
+    comps = [{k: v[code] for k, v in _MEMBER_COLS[j].items()} for j in range(count)]
+    return comps, _SAME_STREAM[code], _WS_SUM_B[code] * p.working_set_scale
 
 
-def pattern_coverage(p: Batch, d: dict, acc, c: dict, same_stream) -> np.ndarray:
+def pattern_coverage(p: Batch, d: dict, acc, c: dict, same_stream, flags: dict | None = None) -> np.ndarray:
     """Share of one benchmark's LLC misses a prefetcher covers, by access pattern
     (research/cxl-prefetch.md L1243, L1333, M7).
 
@@ -379,58 +437,56 @@ def pattern_coverage(p: Batch, d: dict, acc, c: dict, same_stream) -> np.ndarray
       the average mispredictions stays uncovered (L1333);
     * in a mix, a prefetcher that learns from the global miss stream (Rule1, ML1, ML2) finds
       its learned successor only when two successive misses come from the same benchmark
-      (``same_stream``); PC-localized ones (ExPAND, Rule2's ISB) keep their accuracy (M7)."""
-    rule = np.zeros_like(acc, dtype=bool)
-    for k in RULE:
-        rule = rule | d[k]
-    acc_p = np.where(rule & (c["irregular"] > 0), np.minimum(acc, IRREGULAR_RULE_ACC_MAX), acc)
-    glob = np.zeros_like(rule)
-    for k in GLOBAL_TRAINED:
-        glob = glob | d[k]
-    acc_p = np.where(glob, acc_p * same_stream, acc_p)
+      (``same_stream``); PC-localized ones (ExPAND, Rule2's ISB) keep their accuracy (M7).
+    ``flags``: :func:`design_flags` of the batch (looked up when not given)."""
+    fl = design_flags(p) if flags is None else flags
+    acc_p = np.where(fl["rule"] & (c["irregular"] > 0), np.minimum(acc, IRREGULAR_RULE_ACC_MAX), acc)
+    acc_p = np.where(fl["glob"], acc_p * same_stream, acc_p)
     return 1.0 - (1.0 - acc_p) * np.where(c["structured"] > 0, p.structured_residual_frac, 1.0)
 
 
-def pattern_timeliness(p: Batch, d: dict, c: dict, e2e_ns) -> np.ndarray:
+def pattern_timeliness(p: Batch, d: dict, c: dict, e2e_ns, flags: dict | None = None) -> np.ndarray:
     """Share of useful prefetches that arrive in time, by prefetcher and access pattern (M2).
 
     ExPAND times each prefetch from its timing predictor (accuracy saturating past 84%,
     L1382); host prefetchers issue on their trigger: a fitted share arrives in time
     (``host_timely_frac``), except that an offset prefetcher (Rule1, best-offset) on a
     stencil's fixed-offset sweep issues ``OFFSET_DISTANCE_LINES`` lines ahead, so it is in
-    time when that many of the core's inter-miss gaps cover the miss latency."""
-    host_side = d["rule1"] | d["rule2"] | d["ml1"] | d["ml2"]
-    timely = np.select(
-        [d["expand"], host_side], [np.clip(p.timing_accuracy_frac / TIMELY_SATURATION, 0.0, 1.0), p.host_timely_frac], 1.0
-    )
-    offset = np.zeros_like(host_side)
-    for k in OFFSET_PF:
-        offset = offset | d[k]
+    time when that many of the core's inter-miss gaps cover the miss latency.  Where no
+    point runs an offset prefetcher on a stencil the fitted shares stand as they are."""
+    fl = design_flags(p) if flags is None else flags
+    timely = fl["timely"]
+    sweep = fl["offset"] & (c["stencil"] > 0)
+    if not np.asarray(sweep).any():
+        return timely
     gap_ns = p.cpi_core / FREQ_GHZ / np.maximum(c["m"], 1e-12)  # core time between misses once hidden
-    ahead = np.clip(OFFSET_DISTANCE_LINES * gap_ns / e2e_ns, 0.0, 1.0)
-    return np.where(offset & (c["stencil"] > 0), np.maximum(timely, ahead), timely)
+    ahead = np.minimum(np.maximum(OFFSET_DISTANCE_LINES * gap_ns / e2e_ns, 0.0), 1.0)  # np.clip's values
+    return np.where(sweep, np.maximum(timely, ahead), timely)
 
 
-def _core_times(p: Batch, d: dict, c: dict, acc, same_stream, e2e_ns, local_ns, late_ns) -> dict:
-    """One benchmark's time per instruction (M1): this design, NoPrefetch and LocalDRAM."""
-    coverage = np.where(d["ideal"], p.effectiveness_frac, pattern_coverage(p, d, acc, c, same_stream))
-    coverage = np.where(d["nopf"] | d["local_dram"], 0.0, coverage)
-    timely = pattern_timeliness(p, d, c, e2e_ns)
+def _pattern(p: Batch, d: dict, fl: dict, c: dict, same_stream, local_ns) -> dict:
+    """One benchmark's figures that do not depend on the device latency: the prefetcher's
+    coverage (``ideal``: its effectiveness; none without a prefetcher) and LocalDRAM's time."""
+    coverage = np.where(d["ideal"], p.effectiveness_frac, pattern_coverage(p, d, fl["acc"], c, same_stream, fl))
+    return {"coverage": np.where(fl["no_pf"], 0.0, coverage),
+            "t_local": memssd.stall_time_ns(p.cpi_core, FREQ_GHZ, c["m"], local_ns, p.mlp)}
+
+
+def _core_times(p: Batch, fl: dict, c: dict, pat: dict, acc_eff, e2e_ns, local_ns, late_ns) -> dict:
+    """One benchmark's time per instruction (M1): this design, NoPrefetch and LocalDRAM
+    (``pat``: its :func:`_pattern`; ``acc_eff``: the accuracy a mix leaves global learners)."""
+    coverage = pat["coverage"]
+    timely = pattern_timeliness(p, None, c, e2e_ns, fl)
     hidden = coverage * timely
     # a hidden miss still looks up the reflector buffer (ExPAND) at the root complex
-    hit_ns = np.where(d["expand"], LLC_LOOKUP_NS, 0.0)
     # a saturated switch port (infinite wait) is declared infeasible; its 0 x inf stays NaN quietly
     with np.errstate(invalid="ignore"):
-        exposed_ns = (1.0 - hidden) * e2e_ns + hidden * (hit_ns + late_ns)
-    exposed_ns = np.where(d["local_dram"], local_ns, exposed_ns)
-    glob = np.zeros_like(d["expand"])
-    for k in GLOBAL_TRAINED:
-        glob = glob | d[k]
-    acc_eff = np.where(glob, acc * same_stream, acc)
+        exposed_ns = (1.0 - hidden) * e2e_ns + hidden * (fl["hit_ns"] + late_ns)
+    exposed_ns = np.where(fl["local"], local_ns, exposed_ns)
     return {
         "t": memssd.stall_time_ns(p.cpi_core, FREQ_GHZ, c["m"], exposed_ns, p.mlp),
         "t_nopf": memssd.stall_time_ns(p.cpi_core, FREQ_GHZ, c["m"], e2e_ns, p.mlp),
-        "t_local": memssd.stall_time_ns(p.cpi_core, FREQ_GHZ, c["m"], local_ns, p.mlp),
+        "t_local": pat["t_local"],
         "coverage": coverage, "timely": timely, "hidden": hidden, "m": c["m"], "acc": acc_eff,
     }
 
@@ -472,7 +528,7 @@ def _ssd_usd(p: Batch, ws_gb, is_dram_media) -> np.ndarray:
     return media_usd + devices * (_SSD_CTRL_USD + p.ssd_dram_gb * GB / GIB * _SSD_DRAM_USD_PER_GIB) * (1.0 + _CXL_PREMIUM)
 
 
-def _system(p: Batch, d, gen, flit, path_ns, is_dram_media, coverage, timely, acc, late_ns, local_ns) -> dict:
+def _system(p: Batch, d, gen, flit, path_ns, is_dram_media, coverage, timely, acc, late_ns, local_ns, media_ns) -> dict:
     """The mem-analytics system: one host runs the family query over ``footprint_gib`` on
     CXL-SSDs of that capacity (``local_dram``: in the host's DIMMs)."""
     local = np.asarray(d["local_dram"])
@@ -480,7 +536,7 @@ def _system(p: Batch, d, gen, flit, path_ns, is_dram_media, coverage, timely, ac
     fp_gb = fp_gib * GIB / GB
     # latency: the internal DRAM's hit rate over the footprint, the prefetcher's share hidden
     h_int = np.where(is_dram_media, 1.0, memssd.powerlaw_hit_rate(p.ssd_dram_gb * GB, LLC_B, fp_gib * GIB, p.dram_reuse_alpha))
-    e2e_ns = LLC_LOOKUP_NS + path_ns + memssd.device_read_ns(h_int, p.ctrl_ns, _ssd_dram_ns(), p.pick("media", MEDIA_READ_NS))
+    e2e_ns = LLC_LOOKUP_NS + path_ns + memssd.device_read_ns(h_int, p.ctrl_ns, _ssd_dram_ns(), media_ns)
     hidden = coverage * timely
     ssd_ns = (1.0 - hidden) * e2e_ns + hidden * (LLC_LOOKUP_NS + late_ns)
     access_ns = np.where(local, local_ns, ssd_ns)

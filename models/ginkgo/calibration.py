@@ -78,7 +78,8 @@ def alloy_excess(plf_excess: float) -> float:
 def fitted() -> dict[str, dict[str, float]]:
     with FITTED_PATH.open("rb") as f:
         raw = tomllib.load(f)
-    return {w: {k: float(v) for k, v in d.items()} for w, d in raw.items()}
+    # the [uncertainty] table (fit sds, dse/fit_uncertainty.py) is not a workload's constants
+    return {w: {k: float(v) for k, v in d.items()} for w, d in raw.items() if w != "uncertainty"}
 
 
 def _meta_alpha(sram_b: float, meta_b: float, entry_b: float, target_miss: float) -> float:

@@ -132,18 +132,26 @@ def tier_devices() -> dict[str, dict[str, float]]:
     }
 
 
-def _gpu_table(field: str) -> dict[str, float]:
-    return {g: float(getattr(spec, field)) for g, spec in serving.gpus().items()}
-
-
-def _gpu_host_link_gbps() -> dict[str, float]:
-    return {g: float(link.pcie_dma_bw_gbps(s.host_link_gen, s.host_link_lanes, STREAM_B)) for g, s in serving.gpus().items()}
-
-
-def _gpu_tp_link_gbps() -> dict[str, float]:
-    """All-reduce bandwidth per GPU: NVLink per direction, else the PCIe link (link block)."""
-    return {g: (s.nvlink_gbps if s.nvlink_gbps > 0 else float(link.pcie_dma_bw_gbps(s.host_link_gen, s.host_link_lanes, STREAM_B)))
-            for g, s in serving.gpus().items()}
+@per_calibration
+def tables() -> dict[str, dict[str, float]]:
+    """Every lookup table ``evaluate`` takes, built once per calibration (the link block is
+    calibrated): per GPU, the ``gpus.csv`` fields, ``host_link_gbps`` (its PCIe link's DMA
+    bandwidth), ``tp_link_gbps`` (all-reduce bandwidth per GPU: NVLink per direction, else
+    the PCIe link), ``gpu_usd`` / ``gpu_w`` (cost block); per tier, ``dev_<field>`` of
+    ``tier_devices``; and ``consts`` (the tiers' shared numbers, the NVMe NAND price)."""
+    specs = serving.gpus()
+    out = {f: {g: float(getattr(s, f)) for g, s in specs.items()} for f in ("tflops_bf16", "tflops_fp8", "hbm_gib", "hbm_gbps")}
+    out["host_link_gbps"] = {g: float(link.pcie_dma_bw_gbps(s.host_link_gen, s.host_link_lanes, STREAM_B))
+                             for g, s in specs.items()}
+    out["tp_link_gbps"] = {g: (s.nvlink_gbps if s.nvlink_gbps > 0 else out["host_link_gbps"][g])
+                           for g, s in specs.items()}
+    out["gpu_usd"] = {k: cost.component_price(f"gpu_{k}").value for k in GPUS}
+    out["gpu_w"] = {k: cost.component_price(f"gpu_{k}_power_w").value for k in GPUS}
+    t = tier_devices()
+    for f in ("usd", "w", "usd_per_gib", "w_per_gib", "gib", "gbps", "lat_s"):
+        out[f"dev_{f}"] = {k: v[f] for k, v in t.items() if k != "_"}
+    out["consts"] = {**t["_"], "nand_tlc_usd": cost.component_price("nand_tlc").value}
+    return out
 
 
 class LlmServe(Model):
@@ -220,8 +228,9 @@ class LlmServe(Model):
 
     def evaluate(self, p: Batch) -> dict[str, Any]:
         g = np.asarray(p.gpus, dtype=np.float64)
-        gpu_peak_bf16 = p.pick("gpu", _gpu_table("tflops_bf16")) * 1e12
-        gpu_peak_fp8 = p.pick("gpu", _gpu_table("tflops_fp8")) * 1e12
+        tab = tables()
+        gpu_peak_bf16 = p.pick("gpu", tab["tflops_bf16"]) * 1e12
+        gpu_peak_fp8 = p.pick("gpu", tab["tflops_fp8"]) * 1e12
         wbytes = p.pick("weight_dtype", serving.DTYPE_BYTES)
         kbytes = p.pick("kv_dtype", serving.DTYPE_BYTES)
         peak_lin = np.where(p.is_("weight_dtype", "fp8"), gpu_peak_fp8, gpu_peak_bf16)
@@ -231,14 +240,14 @@ class LlmServe(Model):
         out_tok = np.asarray(p.output_tokens, dtype=np.float64)
         prompt = np.asarray(p.context_tokens, dtype=np.float64) - out_tok
 
-        tier = self._tier(p, g)
+        tier = self._tier(p, g, tab)
         r = serving.serve(
             gpus=g, params=params_b * 1e9, layers=shape["layers"], hidden=shape["hidden"], kv_heads=shape["kv_heads"],
             kv_dim=shape["kv_dim"], attn_dim=shape["attn_dim"], weight_bytes=wbytes, kv_bytes=kbytes,
             peak_linear_flops=peak_lin, peak_attn_flops=peak_att,
-            hbm_bytes=p.pick("gpu", _gpu_table("hbm_gib")) * GIB, hbm_Bps=p.pick("gpu", _gpu_table("hbm_gbps")) * GB,
+            hbm_bytes=p.pick("gpu", tab["hbm_gib"]) * GIB, hbm_Bps=p.pick("gpu", tab["hbm_gbps"]) * GB,
             hbm_usable_frac=p.hbm_usable_frac, hbm_reserve_bytes=np.asarray(p.hbm_reserve_gib) * GIB,
-            link_Bps=p.pick("gpu", _gpu_tp_link_gbps()) * GB,
+            link_Bps=p.pick("gpu", tab["tp_link_gbps"]) * GB,
             tier_bytes=tier["bytes"], tier_Bps=tier["Bps"], tier_latency_s=tier["lat_s"],
             prompt=np.maximum(prompt, 1.0), output=out_tok, chunk_tokens=p.chunk_tokens, max_batch=p.max_batch,
             eff_flops=p.eff_flops_frac, eff_hbm=p.eff_hbm_frac, gemm_half_rows=p.gemm_half_rows, step_overhead_s=np.asarray(p.step_overhead_ms) / MS_PER_S,
@@ -246,7 +255,7 @@ class LlmServe(Model):
             request_rate=p.request_rate_per_s, concurrency=p.concurrency, load_frac=p.load_frac,
         )
         tokens = r["tokens_per_s"]
-        capex, power = self._cost(p, g, tier, r["util"])
+        capex, power = self._cost(p, g, tier, r["util"], tab)
         ms = MS_PER_S
         return {
             "work_per_s": tokens,
@@ -291,44 +300,43 @@ class LlmServe(Model):
         return out
 
     @staticmethod
-    def _tier(p: Batch, g: np.ndarray) -> dict[str, np.ndarray]:
+    def _tier(p: Batch, g: np.ndarray, pt: dict[str, dict[str, float]]) -> dict[str, np.ndarray]:
         """Capacity (bytes), bandwidth (B/s), latency (s), devices, and per-device cost of the KV tier."""
-        t = tier_devices()
         cap_gib = np.where(p.is_("kv_tier", "hbm"), 0.0, np.asarray(p.tier_capacity_gib, dtype=np.float64))
-        dev_gib = p.pick("kv_tier", {k: v["gib"] for k, v in t.items() if k != "_"})
+        dev_gib = p.pick("kv_tier", pt["dev_gib"])
         dev_gib = np.where(p.is_("kv_tier", "nvme"), np.asarray(p.nvme_drive_gb) * GB / GIB, dev_gib)
         devices = np.ceil(cap_gib / np.where(dev_gib > 0, dev_gib, 1.0))
         is_cxl_gpu = p.is_("kv_tier", "cxl_gpu")
         devices = np.where(is_cxl_gpu, np.maximum(np.ceil(devices / g), 1.0) * g, devices)  # one expander per GPU at least
         devices = np.where(p.is_("kv_tier", "hbm") | (cap_gib <= 0), 0.0, devices)
-        dev_gbps = p.pick("kv_tier", {k: v["gbps"] for k, v in t.items() if k != "_"})
-        host_link = p.pick("gpu", _gpu_host_link_gbps()) * g
-        into_gpus = np.where(is_cxl_gpu, t["_"]["cxl_port_gbps"] * g, host_link)
-        host_dram_gbps = np.minimum(np.asarray(p.host_channels) * t["_"]["ddr5_channel_gbps"], host_link)
+        dev_gbps = p.pick("kv_tier", pt["dev_gbps"])
+        host_link = p.pick("gpu", pt["host_link_gbps"]) * g
+        into_gpus = np.where(is_cxl_gpu, pt["consts"]["cxl_port_gbps"] * g, host_link)
+        host_dram_gbps = np.minimum(np.asarray(p.host_channels) * pt["consts"]["ddr5_channel_gbps"], host_link)
         bw = np.where(p.is_("kv_tier", "host_dram"), host_dram_gbps, np.minimum(devices * dev_gbps, into_gpus))
         host_dram = p.is_("kv_tier", "host_dram")
         devices = np.where(host_dram & (cap_gib > 0), 1.0, devices)
         return {
             "bytes": cap_gib * GIB,
             "Bps": np.where(cap_gib > 0, bw, 0.0) * GB,
-            "lat_s": p.pick("kv_tier", {k: v["lat_s"] for k, v in t.items() if k != "_"}),
+            "lat_s": p.pick("kv_tier", pt["dev_lat_s"]),
             "devices": devices,
             "cap_gib": cap_gib,
             "host_dram_gib": np.where(host_dram, cap_gib, 0.0),
         }
 
     @staticmethod
-    def _cost(p: Batch, g: np.ndarray, tier: dict[str, np.ndarray], util: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        t = tier_devices()
-        gpu_usd = p.pick("gpu", {k: cost.component_price(f"gpu_{k}").value for k in GPUS})
-        gpu_w = p.pick("gpu", {k: cost.component_price(f"gpu_{k}_power_w").value for k in GPUS})
+    def _cost(p: Batch, g: np.ndarray, tier: dict[str, np.ndarray], util: np.ndarray,
+              pt: dict[str, dict[str, float]]) -> tuple[np.ndarray, np.ndarray]:
+        gpu_usd = p.pick("gpu", pt["gpu_usd"])
+        gpu_w = p.pick("gpu", pt["gpu_w"])
         host = host_server(HOST_BASE_DRAM_GIB + tier["host_dram_gib"])
         other = ~p.is_("kv_tier", "host_dram")
-        dev_usd = p.pick("kv_tier", {k: v["usd"] for k, v in t.items() if k != "_"})
-        dev_w = p.pick("kv_tier", {k: v["w"] for k, v in t.items() if k != "_"})
-        gib_usd = p.pick("kv_tier", {k: v["usd_per_gib"] for k, v in t.items() if k != "_"})
-        gib_w = p.pick("kv_tier", {k: v["w_per_gib"] for k, v in t.items() if k != "_"})
-        nvme_usd = np.where(p.is_("kv_tier", "nvme"), np.asarray(p.nvme_drive_gb) * cost.component_price("nand_tlc").value, 0.0)
+        dev_usd = p.pick("kv_tier", pt["dev_usd"])
+        dev_w = p.pick("kv_tier", pt["dev_w"])
+        gib_usd = p.pick("kv_tier", pt["dev_usd_per_gib"])
+        gib_w = p.pick("kv_tier", pt["dev_w_per_gib"])
+        nvme_usd = np.where(p.is_("kv_tier", "nvme"), np.asarray(p.nvme_drive_gb) * pt["consts"]["nand_tlc_usd"], 0.0)
         tier_usd = np.where(other, tier["devices"] * (dev_usd + nvme_usd) + tier["cap_gib"] * gib_usd, 0.0)
         tier_w = np.where(other, tier["devices"] * dev_w + tier["cap_gib"] * gib_w, 0.0)
         idle = np.asarray(p.gpu_idle_frac)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from models.blocks.flash.configs import READ_CMD_US
+from models.blocks.numeric import f64, where
 
 
 def rand_merge(k_mp, P, ppb):
@@ -13,7 +14,7 @@ def rand_merge(k_mp, P, ppb):
     traffic: MQSim joins queued pages of other planes only at the head's page offset in the
     block, so each page queued joins with a chance ``k_mp (P - 1) / P / ppb`` (``k_mp = 1``:
     uniform page offsets; fitted to the multi-plane command counts of the MQSim runs)."""
-    return k_mp * (P - 1) / P / np.asarray(ppb, np.float64)
+    return k_mp * (P - 1) / P / f64(ppb)
 
 
 def merge(seq, P, q, share, k, read: bool, ppb, kind=None, p_join=0.0):
@@ -43,13 +44,13 @@ def merge(seq, P, q, share, k, read: bool, ppb, kind=None, p_join=0.0):
         with np.errstate(divide="ignore", invalid="ignore"):
             p_j = kind * p_join / (1.0 - (1.0 - kind) * p_join)
             n_any = 1.0 - (1.0 - kind) ** P  # chance an offset holds a read
-            m_seq = np.where(kind > 0, P * kind / (n_any + (P * kind - n_any) * (1.0 - p_j)), 1.0)
+            m_seq = where(kind > 0, P * kind / (n_any + (P * kind - n_any) * (1.0 - p_j)), 1.0)
     else:
         m_seq = np.minimum(0.5 * (q * share + 1.0), 1.0 + (P - 1) * kind)
-    if np.all(seq):
-        return np.clip(m_seq, 1.0, P)
+    if seq is True or np.all(seq):
+        return np.minimum(np.maximum(m_seq, 1.0), P)
     m_rnd = 1 + rand_merge(k["k_mp"] if read else k["k_mp_w"], P, ppb) * q * share
-    return np.clip(np.where(seq, m_seq, m_rnd), 1.0, P)
+    return np.minimum(np.maximum(where(seq, m_seq, m_rnd), 1.0), P)
 
 
 def round_cap(wm1, n_r, x, pm, x_map, sd_tr, rounds):
@@ -93,7 +94,7 @@ def queued_shares(rf, rho):
     the queue is mostly programs (MQSim, 256 KiB 70/30 at QD64 on mqsim_default: reads wait
     0.8-0.9 ms, programs 49-52 ms, random or sequential).  ``rho = 0`` gives the page
     shares ``rf``, ``1 - rf``."""
-    r_q = rf * (1.0 - np.clip(rho, 0.0, 0.9999))
+    r_q = rf * (1.0 - np.minimum(np.maximum(rho, 0.0), 0.9999))
     tot = r_q + (1.0 - rf)
     return r_q / tot, (1.0 - rf) / tot
 
@@ -106,15 +107,15 @@ def seq_read_join(pages_per_us, dies_total, wait, rf, rho):
     (Cobham: ``W_r = wait x share_r / rf``, :func:`queued_shares`); 0 without a wait."""
     sh_r, _ = queued_shares(rf, rho)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        w_r = wait * np.where(rf > 0, sh_r / rf, 1.0)
-        return np.where(w_r > 0, np.exp(-dies_total / (pages_per_us * w_r)), 0.0)
+        w_r = wait * where(rf > 0, sh_r / rf, 1.0)
+        return where(w_r > 0, np.exp(-dies_total / (pages_per_us * w_r)), 0.0)
 
 
 def stream_ca2(n, units):
     """Squared coefficient of variation of a sequential stream's page arrivals at one chip:
     the stream visits the chips in turn, so a chip gets every ``units / n``-th request's
     page -- Erlang thinning, ``n / units`` (random placement: 1, Poisson)."""
-    return np.minimum(np.asarray(n, np.float64) / np.asarray(units, np.float64), 1.0)
+    return np.minimum(f64(n) / f64(units), 1.0)
 
 
 def stream_e2(e2, svc, ca2):

@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from models.blocks.flash.closed_terms import closed_guess, closed_map, closed_prep
-from models.blocks.flash.request import flat_inputs, point_shape, take
+from models.blocks.numeric import where
+from models.blocks.flash.request import flat_inputs, point_shape, scalar_inputs, take
 
 
 #: points per slice of the vectorized solvers (temporaries stay in the cache)
@@ -38,6 +40,21 @@ def _keep_points(g: dict[str, Any], keys: list[str], table: np.ndarray, keep: np
     return table, {**g, **dict(zip(keys, table)), **rest}
 
 
+def secant_step(x, x_old, d_old, lo, hi, y):
+    """One safeguarded secant step on Y(X) - X at ``x`` (``y = Y(x)``; the previous point
+    ``x_old`` with residual ``d_old``; bracket ``lo``, ``hi``): (residual at x, new
+    bracket lo and hi, next x, converged on the residual, solved by residual or bracket)."""
+    d = y - x
+    up = d > 0  # the root lies above x (NaN: past a frozen pole, below)
+    lo = where(up, x, lo)
+    hi = where(up, hi, x)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x_sec = x - d * (x - x_old) / (d - d_old)
+    x_new = where((x_sec > lo) & (x_sec < hi), x_sec, where((y > lo) & (y < hi), y, 0.5 * (lo + hi)))
+    conv = np.abs(d) <= CLOSED_TOL * x
+    return d, lo, hi, x_new, conv, conv | (hi - lo <= CLOSED_TOL * hi)
+
+
 def closed_iterate(g: dict[str, Any], st: dict[str, np.ndarray], max_iters: int):
     """Secant on Y(X) - X from state ``st`` (x, x_old, d_old, lo, hi) for up to
     ``max_iters`` evaluations.  Returns (positions solved, their throughput, positions
@@ -53,15 +70,8 @@ def closed_iterate(g: dict[str, Any], st: dict[str, np.ndarray], max_iters: int)
     keys, table, g = _stack_points(g, m)
     for _ in range(max_iters):
         y = closed_map(g, x)
-        d = y - x
-        up = d > 0  # the root lies above x (NaN: past a frozen pole, below)
-        lo = np.where(up, x, lo)
-        hi = np.where(up, hi, x)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            x_sec = x - d * (x - x_old) / (d - d_old)
-        x_new = np.where((x_sec > lo) & (x_sec < hi), x_sec, np.where((y > lo) & (y < hi), y, 0.5 * (lo + hi)))
-        conv = np.abs(d) <= CLOSED_TOL * x
-        done = live & (conv | (hi - lo <= CLOSED_TOL * hi))
+        d, lo, hi, x_new, conv, solved = secant_step(x, x_old, d_old, lo, hi, y)
+        done = live & solved
         x_old, d_old, x = x, d, x_new
         if done.any():
             done_pos.append(pos[done])
@@ -113,8 +123,11 @@ def closed_solve(a, r, qd, k, shape, above=None) -> np.ndarray:
     per point or scalar) +inf where the throughput exceeds it, without solving it: such a
     point starts at its threshold inside a bracket closed just above it, and the sign of
     its first ``Y(X) - X`` (the bracketing rule) tells whether the root lies above."""
-    size = int(np.prod(shape))
-    flat = flat_inputs(a, r, shape, {"qd": qd} if above is None else {"qd": qd, "above": above})
+    size = math.prod(shape)
+    extra = {"qd": qd} if above is None else {"qd": qd, "above": above}
+    if size == 1:  # one point (a sequential sampler's call): numpy scalars, not arrays
+        return np.full(shape, solve_one(scalar_inputs(a, r, extra), k, bool(np.asarray(r["seq"]).item())))
+    flat = flat_inputs(a, r, shape, extra)
     seq = np.broadcast_to(np.asarray(r["seq"], bool), shape).reshape(-1)
     out = np.zeros(size)  # no requests in flight (qd <= 0): no throughput
     for s_val in (True, False):
@@ -150,6 +163,35 @@ def closed_solve(a, r, qd, k, shape, above=None) -> np.ndarray:
     if above is not None:
         out = np.where(out < np.broadcast_to(flat["above"], (size,)), out, np.inf)
     return out.reshape(shape)
+
+
+def solve_one(b: dict[str, np.float64], k, s_val: bool) -> float:
+    """:func:`closed_solve` for one point whose inputs ``b`` are numpy scalars: the same
+    secant steps, evaluated on scalars (an arithmetic operation on a scalar costs a tenth
+    of one on a one-element array), no working set to manage."""
+    out = _secant_one(b, k, s_val) if b["qd"] > 0 else 0.0  # qd <= 0: no requests in flight
+    if "above" in b and not out < b["above"]:
+        return np.inf
+    return float(out)
+
+
+def _secant_one(b: dict[str, np.float64], k, s_val: bool):
+    """:func:`solve_one`'s secant, from the first guess (or the ``above`` threshold)."""
+    g = closed_prep(b, k, s_val)
+    x, d_old = closed_guess(g)
+    x_old, lo, hi = 0.0, 0.0, g["x_hi"]
+    if "above" in b and b["above"] < hi:  # the bracketing rule decides at once (closed_solve)
+        x, hi = b["above"], b["above"] * (1.0 + 0.5 * CLOSED_TOL)
+    for _ in range(_CLOSED_SLICE_ITERS + _CLOSED_MAX_ITERS):
+        y = closed_map(g, x)
+        d, lo, hi, x_new, conv, solved = secant_step(x, x_old, d_old, lo, hi, y)
+        if solved:
+            out = y if conv else x_new
+            break
+        x_old, d_old, x = x, d, x_new
+    else:  # not converged in the iteration budget: the bracket's midpoint
+        out = 0.5 * (lo + hi)
+    return out
 
 
 def closed_rate_latency(a, r, qd, k):

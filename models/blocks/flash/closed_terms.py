@@ -23,6 +23,7 @@ from models.blocks.flash.chip import (mean_residual, merge, priority_factor, que
                                       round_wait, seq_read_join, stream_ca2, stream_resid)
 from models.blocks.flash.configs import PROG_CMD_PLANE_US, PROG_CMD_US, READ_CMD_PLANE_US, READ_CMD_US
 from models.blocks.flash.gc import gc_us_per_page
+from models.blocks.numeric import anywhere, where
 from models.blocks.flash.request import fork_join, rw_mix
 
 
@@ -40,20 +41,20 @@ def closed_prep(b: dict[str, Any], k: dict[str, float], seq: bool) -> dict[str, 
     tr, tp, tr2, tp2 = b["tr_mean"], b["tprog_mean"], b["tr2_mean"], b["tprog2_mean"]
     wf = 1.0 - rf
     g: dict[str, Any] = {"seq": seq, "rf": rf, "wf": wf, "qd": qd, "n": n, "k_q": k["k_q"],
-                         "has_r": bool(np.any(rf != 0)), "has_w": bool(np.any(rf != 1))}
+                         "has_r": anywhere(rf != 0), "has_w": anywhere(rf != 1)}
     frac = np.maximum(qd - 1.0, 0.0) / np.maximum(qd, 1.0)  # share of a queue an arrival sees
     x_map = b["x_map"]
     map0 = READ_CMD_US + tr + x_map
     wa = b["wa"]
     gc = gc_us_per_page(wa, tr, tp, xt, b["tbers"], b["pages_per_block"])
     p_map = b["p_map"]
-    g.update(has_pm=bool(np.any(p_map != 0)), p_map=p_map, map0=map0, frac=frac, d2h=b["d2h"], h2d=b["h2d"])
+    g.update(has_pm=anywhere(p_map != 0), p_map=p_map, map0=map0, frac=frac, d2h=b["d2h"], h2d=b["h2d"])
     g["cap"] = (units / C - 1) * (xt + READ_CMD_US)  # channel wait bound: the other chips' transfers
     # read rounds: the other chips' data-out per read op (mapping reads included)
     g["nr"] = n * rf + p_map if not seq else None
     sd_tr = np.sqrt(np.maximum(tr2 - tr * tr, 0.0))
     g["capb"] = round_cap(units / C - 1, n * rf, xt, p_map, x_map, sd_tr, b["rounds"])
-    g["has_sy"] = bool(np.any((n * rf + p_map != 0) & (b["rounds"] != 0)))
+    g["has_sy"] = anywhere((n * rf + p_map != 0) & (b["rounds"] != 0))
     g["mu_a"] = frac * n * rf * xt / C  # seen channel data-out utilization per unit X: pages
     g["mu_b"] = frac * x_map / C  # ... and mapping reads
     g["kap_b"] = k["k_ch"] * frac * 0.5 * (x_map**2 + READ_CMD_US**2) / C  # channel residual per mapping read
@@ -73,7 +74,7 @@ def closed_prep(b: dict[str, Any], k: dict[str, float], seq: bool) -> dict[str, 
     rho_pcie = frac * x_ub * t_pcie
     with np.errstate(divide="ignore", invalid="ignore"):
         pcie_share = rho_pcie / (1.0 - rho_pcie) * t_pcie * x_ub / qd
-    g["has_pcie"] = bool(np.any((rho_pcie >= 0.5) | ~(pcie_share <= 1e-13)))
+    g["has_pcie"] = anywhere((rho_pcie >= 0.5) | ~(pcie_share <= 1e-13))
     with np.errstate(divide="ignore"):
         g["x_hi"] = np.minimum(x_ub, 1.0 / (frac * np.maximum(b["d2h"], b["h2d"]))) if g["has_pcie"] else x_ub
 
@@ -90,7 +91,7 @@ def closed_prep(b: dict[str, Any], k: dict[str, float], seq: bool) -> dict[str, 
         g["q_n"] = qd * n / units
         g["fj_seq"] = fj * (1.0 - mix)
         g["ca2"] = stream_ca2(n, units)
-        g["has_mix"] = bool(np.any(mix != 0))
+        g["has_mix"] = anywhere(mix != 0)
         g["sy_wm1"], g["sy_sd"], g["x_map"], g["sy_on"] = units / C - 1, sd_tr, x_map, b["rounds"]
         g["nrf"] = n * rf
     else:
@@ -228,7 +229,7 @@ def rand_first_pass(g: dict[str, Any], x):
     free0 = 1.0 - k_q * busy0
     resid0 = mean_residual(e0 * g["inv_npm"], s0 * g["inv_npm"])
     with np.errstate(divide="ignore", invalid="ignore"):
-        w_rand0 = np.where(free0 > 0, k_q * busy0 * resid0 / free0, np.inf)
+        w_rand0 = where(free0 > 0, k_q * busy0 * resid0 / free0, np.inf)
     q_die = np.minimum(x * g["v"] * w_rand0, g["qd_v"]) * g["inv_d"]
     return den, busy0, q_die
 
@@ -313,7 +314,7 @@ def closed_map(g: dict[str, Any], x) -> np.ndarray:
         ok = (use_c | (free > 0)) & (use_d | (fd > 0)) & (use_h | (fh > 0))
     # X (A + c X / (1 - b X)) = qd  <=>  (c - A b) X^2 + (A + qd b) X - qd = 0
     y = 2.0 * qd / ((a_ + qd * b_m) + np.sqrt((a_ - qd * b_m) ** 2 + 4.0 * qd * c_m))
-    return y if ok is True else np.where(ok, y, np.nan)
+    return y if ok is True else where(ok, y, np.nan)
 
 
 def closed_guess(g: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:

@@ -13,6 +13,7 @@ import numpy as np
 
 from dse.errors import DseError, did_you_mean
 from dse.units import GB, NS_PER_US, US_PER_S
+from models.blocks.calibration import load, per_calibration
 
 
 # ----------------------------------------------------------------------------- host link
@@ -167,13 +168,22 @@ DEFAULT_CONSTANTS: dict[str, float] = {
 
 
 def constants(cal: dict[str, float] | None = None) -> dict[str, float]:
-    out = dict(DEFAULT_CONSTANTS)
+    """The block's constants: the defaults overridden by ``cal``, or by the calibration in
+    force (merged once per calibration) when ``cal`` is None."""
     if cal is None:
-        from models.blocks.calibration import load
+        return dict(_calibrated_constants())
+    return _merged(cal)
 
-        cal = load("flash").get("constants", {})
+
+def _merged(cal: dict[str, float] | None) -> dict[str, float]:
+    out = dict(DEFAULT_CONSTANTS)
     out.update({k: float(v) for k, v in (cal or {}).items() if k in out})
     return out
+
+
+@per_calibration
+def _calibrated_constants() -> dict[str, float]:
+    return _merged(load("flash").get("constants", {}))
 
 
 def page_type_mix(cell: str, pages_per_block: int) -> tuple[float, float, float]:

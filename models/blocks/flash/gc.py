@@ -7,6 +7,7 @@ import numpy as np
 
 from dse.errors import DseError
 from models.blocks.flash.configs import PROG_CMD_US, READ_CMD_US
+from models.blocks.numeric import f64, where
 
 
 def gc_write_amplification(op_ratio=0.07, fill=1.0, policy="greedy", d=8) -> np.ndarray:
@@ -40,5 +41,5 @@ def gc_us_per_page(wa, tr, tp, xt, tbers, pages_per_block):
     """Garbage-collection time per host page written (us) at write amplification ``wa``
     (wa > 1, a drive in steady state): wa - 1 page moves (read + transfer out and in +
     program) and the erase share of the wa pages written."""
-    return np.where(wa > 1.0, (wa - 1.0) * (READ_CMD_US + tr + 2 * xt + PROG_CMD_US + tp)
-                    + wa * np.asarray(tbers, np.float64) / np.asarray(pages_per_block, np.float64), 0.0)
+    return where(wa > 1.0, (wa - 1.0) * (READ_CMD_US + tr + 2 * xt + PROG_CMD_US + tp)
+                    + wa * f64(tbers) / f64(pages_per_block), 0.0)

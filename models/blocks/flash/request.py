@@ -13,6 +13,7 @@ from models.blocks import link
 from models.blocks.flash.configs import (CQE_B, DOORBELL_B, MAP_READ_B, PROG_CMD_US, READ_CMD_US, READ_REQUEST_B,
                                         SQE_B, TLP_OVERHEAD_B, TLP_PAYLOAD_B)
 from models.blocks.flash.gc import gc_us_per_page
+from models.blocks.numeric import f64, shape_of, where
 
 
 #: Euler-Mascheroni constant (harmonic-number asymptotics for the fork-join factor)
@@ -43,16 +44,9 @@ def pattern_seq(pattern) -> np.ndarray:
     return sequential_mask(pattern, "random, sequential")
 
 
-def request_terms(a: dict[str, Any], size_b, rf, seq, wa) -> dict[str, Any]:
-    """Per-request quantities (us): pages, channel transfer per page, PCIe service per
-    direction, CMT miss probability."""
-    f = np.float64
-    size, rf, seq, wa = np.asarray(size_b, f), np.asarray(rf, f), np.asarray(seq, bool), np.asarray(wa, f)
-    page = np.asarray(a["page_bytes"], f)
-    n = np.maximum(1.0, np.ceil(size / page))
-    x = np.minimum(size, page) / np.asarray(a["ch_bw"], f)
-    lanes = np.asarray(a.get("lanes", 4), f)
-    bw = np.asarray(a["pcie_bw"], f)
+def nvme_messages_us(size, lanes, bw):
+    """PCIe time (us) of an NVMe request's messages at ``bw`` bytes per us over ``lanes``:
+    (device -> host of a read, of a write, host -> device of a read, of a write)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         # a read request: one TLP of framing plus 4 B (MQSim PCIe_Link)
         rreq = np.where(np.isfinite(bw), link.tlp_wire_bytes(READ_REQUEST_B - TLP_OVERHEAD_B, lanes, TLP_PAYLOAD_B,
@@ -62,26 +56,44 @@ def request_terms(a: dict[str, Any], size_b, rf, seq, wa) -> dict[str, Any]:
     d2h_w = 2 * rreq + msg_us(CQE_B, lanes, bw)
     # host -> device: two doorbells and the SQE, plus the data of a write
     h2d_r = 2 * msg_us(DOORBELL_B, lanes, bw) + msg_us(SQE_B, lanes, bw)
-    h2d_w = h2d_r + msg_us(size, lanes, bw)
+    return d2h_r, d2h_w, h2d_r, h2d_r + msg_us(size, lanes, bw)
+
+
+def request_terms(a: dict[str, Any], size_b, rf, seq, wa) -> dict[str, Any]:
+    """Per-request quantities (us): pages, channel transfer per page, PCIe service per
+    direction, CMT miss probability."""
+    size, rf, seq, wa = f64(size_b), f64(rf), np.asarray(seq, bool), f64(wa)
+    page = f64(a["page_bytes"])
+    n = np.maximum(1.0, np.ceil(size / page))
+    ch_bw = f64(a["ch_bw"])
+    x = np.minimum(size, page) / ch_bw
+    lanes = f64(a.get("lanes", 4))
+    bw = f64(a["pcie_bw"])
+    if bw.ndim == 0 and not np.isfinite(bw):
+        # a transparent link (a model's own link station instead): no PCIe messages
+        d2h_r = d2h_w = h2d_r = h2d_w = np.float64(0.0)
+    else:
+        d2h_r, d2h_w, h2d_r, h2d_w = nvme_messages_us(size, lanes, bw)
     shape = np.broadcast(n, rf, seq, wa).shape
+    p_map = f64(a["p_map"])
     return {
-        "n": n, "x": x, "x_map": MAP_READ_B / np.asarray(a["ch_bw"], f), "rf": rf, "seq": seq, "wa": wa,
-        "n_ch": np.ceil(n / np.asarray(a["channels"], f)),
+        "n": n, "x": x, "x_map": MAP_READ_B / ch_bw, "rf": rf, "seq": seq, "wa": wa,
+        "n_ch": np.ceil(n / f64(a["channels"])),
         "d2h_r": d2h_r, "d2h_w": d2h_w, "h2d_r": h2d_r, "h2d_w": h2d_w,
         "d2h": rf * d2h_r + (1 - rf) * d2h_w, "h2d": rf * h2d_r + (1 - rf) * h2d_w,
-        "p_map": np.broadcast_to(np.asarray(a["p_map"], f), shape) if np.ndim(a["p_map"]) == 0 else np.asarray(a["p_map"], f),
+        "p_map": p_map if p_map.ndim or p_map.shape == shape else np.broadcast_to(p_map, shape),
         "size": size,
     }
 
 
 def harmonic(n) -> np.ndarray:
-    n = np.asarray(n, np.float64)
+    n = f64(n)
     return np.log(n) + EULER_GAMMA + 0.5 / n
 
 
 def fork_join(r, units, k) -> np.ndarray:
     n = r["n"]
-    fj = np.where(n > 1, harmonic(np.minimum(n, units)) ** k["k_fj"], 1.0)
+    fj = where(n > 1, harmonic(np.minimum(n, units)) ** k["k_fj"], 1.0)
     # a pure sequential stream keeps its pages in step; mixed reads and writes do not
     mix = 4.0 * r["rf"] * (1.0 - r["rf"])
     return np.where(r["seq"], 1.0 + mix * (fj - 1.0), fj)
@@ -90,9 +102,8 @@ def fork_join(r, units, k) -> np.ndarray:
 def unloaded(a, r) -> np.ndarray:
     """Latency of an isolated request: the reference ``request_path`` at zero load (no merging, no channel wait,
     every mapping read its own), in closed form."""
-    f = np.float64
     rf, xt, nch = r["rf"], r["x"], r["n_ch"]
-    tr, tp = np.asarray(a["tr_mean"], f), np.asarray(a["tprog_mean"], f)
+    tr, tp = f64(a["tr_mean"]), f64(a["tprog_mean"])
     wa = r["wa"]
     gc = gc_us_per_page(wa, tr, tp, xt, a["tbers"], a["pages_per_block"])
     read = r["h2d_r"] + r["d2h_r"] + READ_CMD_US + tr + nch * xt
@@ -135,7 +146,21 @@ def flat_inputs(a, r, shape, extra: dict[str, Any]) -> dict[str, Any]:
     return flat
 
 
+def scalar_inputs(a, r, extra: dict[str, Any]) -> dict[str, np.float64]:
+    """:func:`flat_inputs` of a single point, as numpy scalars (whose arithmetic costs a
+    tenth of a one-element array's)."""
+    def one(v):
+        return np.float64(v.item() if isinstance(v, np.ndarray) else v)
+
+    b = {key: one(a.get(key, 1) if key == "dies" else a.get(key, 0.0) if key == "rounds" else a[key])
+         for key in POINT_INPUTS_A}
+    b.update((key, one(r[key])) for key in POINT_INPUTS_R)
+    b.update((key, one(v)) for key, v in extra.items())
+    return b
+
+
 def point_shape(a, r, extra) -> tuple[int, ...]:
     """Broadcast shape of the per-point inputs of the fast paths and ``extra``."""
-    return np.broadcast_shapes(np.shape(extra), *(np.shape(r[kk]) for kk in POINT_INPUTS_R), np.shape(r["seq"]),
-                               *(np.shape(a.get(kk, 1) if kk == "dies" else a[kk]) for kk in POINT_INPUTS_A))
+    shapes = {shape_of(extra), shape_of(r["seq"]), *(shape_of(r[kk]) for kk in POINT_INPUTS_R),
+              *(shape_of(a.get(kk, 1) if kk == "dies" else a[kk]) for kk in POINT_INPUTS_A)}
+    return shapes.pop() if len(shapes) == 1 else np.broadcast_shapes(*shapes)

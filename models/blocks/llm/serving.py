@@ -59,7 +59,11 @@ What a serving engine (vLLM, TensorRT-LLM, SGLang) does at steady state, in clos
   ITL of chunked prefill); TPOT = ``T``.
 
 Everything is numpy on columns (scalars broadcast); the bisection is a fixed number of
-halvings, so a batch of 32k points costs a few hundred numpy passes.
+halvings, so a batch of 32k points costs a few hundred numpy passes.  A few points cost
+numpy's per-call overhead instead, so the golden section and the bisection evaluate several
+steps' every possible probe in one stacked call (``golden_max``, ``bisect``: bit for bit
+the results of the step-by-step loops), and a batch where no point holds a sequence skips
+both searches.
 """
 
 from __future__ import annotations
@@ -68,7 +72,7 @@ import csv
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -109,29 +113,42 @@ def _family_table(family: str) -> dict[str, np.ndarray]:
     return cols
 
 
+SHAPE_KEYS = ("layers", "hidden", "kv_heads", "kv_dim", "attn_dim")
+
+
+@cache
+def _family_fit(family: str) -> dict[str, Any]:
+    """The log-log interpolation's constants of ``family``: log sizes ``xs``, per shape
+    column its logs (``ys``, one row each) and end-segment slopes (column vectors)."""
+    t = _family_table(family)
+    xs = np.log(t["params_b"])
+    ys = [np.log(t[k]) for k in SHAPE_KEYS]
+    if len(xs) == 1:  # one published size: its shape, whatever the size
+        return {"xs": xs, "only": [t[k][0] for k in SHAPE_KEYS]}
+    lo = [(y[1] - y[0]) / (xs[1] - xs[0]) for y in ys]
+    hi = [(y[-1] - y[-2]) / (xs[-1] - xs[-2]) for y in ys]
+    return {"xs": xs, "ys": ys, "y0": np.array([y[0] for y in ys]), "y1": np.array([y[-1] for y in ys]),
+            "slope_lo": np.array(lo), "slope_hi": np.array(hi)}
+
+
 def shape_columns(family: str, params_b: Any) -> dict[str, np.ndarray]:
     """Shape of a ``params_b``-billion model of ``family``: exact at the published sizes,
     interpolated log-log between them (extrapolated with the end segment's slope), so a
     swept model size moves the KV bytes per token and the attention FLOPs smoothly.
     Returns ``layers``, ``hidden``, ``kv_heads``, ``kv_dim`` (KV heads x head dim) and
-    ``attn_dim`` (query heads x head dim)."""
-    t = _family_table(family)
+    ``attn_dim`` (query heads x head dim).  The five columns go through the ends' segments
+    and ``exp`` as one stacked array."""
+    fit = _family_fit(family)
     x = np.log(np.asarray(params_b, dtype=np.float64))
-    xs = np.log(t["params_b"])
-    out = {}
-    for k in ("layers", "hidden", "kv_heads", "kv_dim", "attn_dim"):
-        ys = np.log(t[k])
-        if len(xs) == 1:
-            out[k] = np.broadcast_to(t[k][0], x.shape).astype(np.float64)
-            continue
-        y = np.interp(x, xs, ys)
-        lo = x < xs[0]
-        hi = x > xs[-1]
-        slope_lo = (ys[1] - ys[0]) / (xs[1] - xs[0])
-        slope_hi = (ys[-1] - ys[-2]) / (xs[-1] - xs[-2])
-        y = np.where(lo, ys[0] + slope_lo * (x - xs[0]), y)
-        y = np.where(hi, ys[-1] + slope_hi * (x - xs[-1]), y)
-        out[k] = np.exp(y)
+    xs = fit["xs"]
+    if len(xs) == 1:
+        out = {k: np.broadcast_to(v, x.shape).astype(np.float64) for k, v in zip(SHAPE_KEYS, fit["only"])}
+    else:
+        col = (len(SHAPE_KEYS),) + (1,) * x.ndim  # per-column constants against the points' axes
+        y = np.array([np.interp(x, xs, ys) for ys in fit["ys"]])
+        y = np.where(x < xs[0], fit["y0"].reshape(col) + fit["slope_lo"].reshape(col) * (x - xs[0]), y)
+        y = np.where(x > xs[-1], fit["y1"].reshape(col) + fit["slope_hi"].reshape(col) * (x - xs[-1]), y)
+        out = dict(zip(SHAPE_KEYS, np.exp(y)))
     out["kv_heads"] = np.maximum(out["kv_heads"], 1.0)
     return out
 
@@ -199,6 +216,7 @@ class _Step:
         r_att = g * _f(k["peak_attn_flops"]) * eff_f
         self.att_dec = att * ctx_dec / r_att + comm_tok
         self.att_pf = att * 0.5 * P / r_att + comm_tok
+        self.pf_tok = self.lin_tok + self.att_pf  # one prefill token's compute time
         self.overhead = _f(k["step_overhead_s"]) + np.where(multi, 2.0 * L * _f(k["allreduce_latency_s"]), 0.0)
         bw = _f(k["hbm_Bps"]) * eff_b  # per GPU
         self.per_gpu_bw = bw
@@ -216,87 +234,246 @@ class _Step:
 
     def cap(self, max_batch: Any) -> np.ndarray:
         """Largest mean batch: engine cap, KV capacity (HBM + tier), token budget."""
-        with np.errstate(divide="ignore", invalid="ignore"):
-            kv_cap = (self.H + self.tier_bytes) / self.s
-            budget = self.C * self.O / (self.P + self.O)
+        kv_cap = (self.H + self.tier_bytes) / self.s  # serve() ignores the divisions by zero
+        budget = self.C * self.O / (self.P + self.O)
         return np.minimum(np.minimum(_f(max_batch), kv_cap), budget)
 
     def at(self, B: np.ndarray) -> dict[str, np.ndarray]:
-        """Every steady-state quantity at mean batch ``B``."""
+        """Every steady-state quantity at mean batch ``B`` (any shape that broadcasts with
+        the point columns: the searches stack many probes per point).  Called inside
+        ``serve``'s errstate, which silences the masked divisions by zero."""
         P, O = self.P, self.O
         kv = B * self.s
-        over = np.maximum(kv - self.H, 0.0)
-        over = np.where(over > 1e-9 * kv, over, 0.0)  # rounding at the HBM boundary is no overflow
+        over = kv - self.H
+        spill = over > 1e-9 * kv  # rounding at the HBM boundary is no overflow (kv >= 0: spill implies over > 0)
+        over = np.where(spill, over, 0.0)
         hbm = self.t_w + (kv + over) * self.kv_read
-        with np.errstate(divide="ignore", invalid="ignore"):
-            tier = np.where(over > 0.0, over / self.tier_Bps + self.tier_lat, 0.0)
+        # the tier term where KV overflows HBM (no tier: 0 / 0, masked); 0 where none does
+        tier = np.where(spill, over / self.tier_Bps + self.tier_lat, 0.0) if spill.any() else 0.0
         gemm_d = (B + self.m_half) * self.lin_tok
         comp = gemm_d + B * self.att_dec
-        q = np.maximum(np.minimum(self.C - B, np.maximum(P, B * P / O)), 1.0)
-        m_pf = self.kvb * (1.0 + np.maximum(P / q - 1.0, 0.0) * 0.5) * self.kv_read  # KV write + earlier-chunk reads
+        BP = B * P
+        q = np.maximum(np.minimum(self.C - B, np.maximum(P, BP / O)), 1.0)
+        chunks = P / q  # chunk iterations of one prompt
+        m_pf = self.kvb * (1.0 + np.maximum(chunks - 1.0, 0.0) * 0.5) * self.kv_read  # KV write + earlier-chunk reads
         t_d = self.overhead + np.maximum(np.maximum(comp, hbm), tier)
-        comp_m = comp + q * (self.lin_tok + self.att_pf)
+        comp_m = comp + q * self.pf_tok
         t_m = self.overhead + np.maximum(np.maximum(comp_m, hbm + q * m_pf), tier)
-        f = np.minimum(B * P / (O * q), 1.0)
+        f = np.minimum(BP / (O * q), 1.0)
         t = (1.0 - f) * t_d + f * t_m
         lam = B / (O * t)
-        return {"B": B, "q": q, "f": f, "t_d": t_d, "t_m": t_m, "t": t, "lam": lam, "over": over, "kv": kv}
+        return {"B": B, "q": q, "chunks": chunks, "f": f, "t_d": t_d, "t_m": t_m, "t": t, "lam": lam, "over": over, "kv": kv}
 
 
 #: Log-spaced fractions of the batch cap scanned for the best batch, and golden-section steps.
 SCAN = np.geomspace(1e-3, 1.0, 16)
+assert SCAN[-1] == 1.0  # the scan's last probe is the cap itself (_best_batch reuses its rate)
 GOLDEN_STEPS = 20
 _INVPHI = (np.sqrt(5.0) - 1.0) / 2.0
+#: Speculative search (``bisect``, ``golden_max``): one stacked call evaluates the next
+#: ``depth`` steps' every possible probe, at most ``PROBE_BUDGET`` values (probes x points)
+#: and ``BISECT_DEPTH`` / ``GOLDEN_DEPTH`` steps; a single point takes 8 or 7 steps per
+#: call, a large sweep one (numpy's per-call overhead dominates the small calls).
+PROBE_BUDGET = 4096
+BISECT_DEPTH = 8
+GOLDEN_DEPTH = 7
 
 
-def _best_batch(s: _Step, B_cap: np.ndarray) -> np.ndarray:
-    """The batch that maximizes the request rate, at most ``B_cap``.  Without a KV tier the
-    rate grows with the batch up to the cap; with one, past the point where streaming the
-    tier binds, each added sequence slows every step by its KV over the tier's link and the
-    rate falls again -- an engine admits no more than the best batch (scan, then golden
-    section on the bracket)."""
+@cache
+def _depths(points: int, per_step: int, steps: int, max_depth: int) -> tuple[int, ...]:
+    """Steps each round unrolls: as few rounds as the deepest tree allowed takes (``2**d - 1``
+    states of ``per_step`` probes each for ``points`` points within ``PROBE_BUDGET``, at most
+    ``max_depth``), the steps spread evenly over them."""
+    d = 1
+    while d < min(max_depth, steps) and per_step * ((2 << d) - 1) * points <= PROBE_BUDGET:
+        d += 1
+    rounds = -(-steps // d)
+    return tuple(steps // rounds + (r < steps % rounds) for r in range(rounds))
+
+
+@cache
+def tree_paths(depth: int, grid: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Root paths of the ``2**depth`` leaves of a binary decision tree, as two
+    ``(depth, 2**depth)`` tables: the node each leaf's path visits at each level, and the
+    branch it takes there (True: the second child; with a trailing axis for the columns).
+    ``grid=False``: nodes in level order (level ``l`` holds rows ``2**l - 1 ...``) with the
+    children of level ``l`` appended as ``[all first children, all second children]``, so
+    leaf ``j``'s branch at level ``l`` is bit ``l`` of ``j``.  ``grid=True``: the tree of a
+    bisection, nodes numbered by their place among the ``2**depth - 1`` interior points of
+    the bisection grid and leaf ``j`` the bracket between grid points ``j`` and ``j + 1``."""
+    leaf = np.arange(1 << depth)
+    lev = np.arange(depth)[:, None]
+    if grid:
+        span = depth - lev  # log2 of the leaves under a node of level l
+        nodes = ((leaf >> span << 1) + 1 << span - 1) - 1
+        return nodes, ((leaf >> (span - 1)) & 1).astype(bool)[:, :, None]
+    nodes = (1 << lev) - 1 + (leaf & ((1 << lev) - 1))
+    return nodes, ((leaf >> lev) & 1).astype(bool)[:, :, None]
+
+
+def tree_leaf(second: np.ndarray, depth: int, grid: bool) -> np.ndarray:
+    """Leaf that walking the tree from the root reaches, per column of ``second`` (one
+    row per node, True: take the second child; shape ``(nodes, m)``).  The walk is
+    sequential, but the leaf it reaches is the only one whose every branch agrees with the
+    decision at the node where it is taken (any other leaf leaves the walk's path at some
+    node, by the branch the walk did not take), so it is found in a few array operations."""
+    nodes, bits = tree_paths(depth, grid)
+    return np.logical_and.reduce(second[nodes] == bits, axis=0).argmax(axis=0)
+
+
+def _pick(rows: np.ndarray, idx: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """``rows[..., idx[..., c], c]``: for each column ``c`` (the trailing axes, shaped
+    ``shape``) the entry that ``idx`` picks on the axis before them; axes of ``rows`` ahead
+    of that one, then axes of ``idx`` ahead of its columns, stay (several picks in one)."""
+    k = rows.ndim - len(shape) - 1  # axes ahead of the choices
+    flat = rows.reshape(rows.shape[:k + 1] + (-1,))
+    out = flat[..., idx, np.arange(flat.shape[-1])]
+    return out.reshape(out.shape[:-1] + shape)
+
+
+#: Offsets of a bracket's two ends on the bisection grid.
+_ENDS = np.array([[0], [1]])
+
+
+def bisect(below: Callable[[np.ndarray], np.ndarray], lo: np.ndarray, hi: np.ndarray,
+           steps: int) -> tuple[np.ndarray, np.ndarray]:
+    """``steps`` halvings of the bracket ``[lo, hi]``, bit for bit those of the loop::
+
+        mid = 0.5 * (lo + hi);  lo, hi = (mid, hi) if below(mid) else (lo, mid)
+
+    ``below`` maps probes shaped ``(k,) + lo.shape`` to booleans.  Each round takes the
+    next ``d`` halvings at once: the bisection grid of ``2**d + 1`` points, each interior
+    point made as ``0.5 * (left + right)`` of the two points that bracket it at its level
+    -- the very operands the loop would add there, so every probe equals the loop's
+    midpoint exactly -- goes into one ``below`` call, and ``tree_leaf`` picks the bracket
+    the loop's walk ends in.  No monotonicity is assumed: where ``below`` flips back and
+    forth (rounding noise on a flat rate curve) the result is still the loop's.  A round of
+    one halving (a large batch) is the loop's step itself."""
+    shape = lo.shape
+    for depth in _depths(lo.size, 1, steps, BISECT_DEPTH):
+        if depth == 1:
+            mid = 0.5 * (lo + hi)
+            right = below(mid[None])[0]
+            lo, hi = np.where(right, mid, lo), np.where(right, hi, mid)
+            continue
+        n = 1 << depth
+        grid = np.empty((n + 1,) + shape)
+        grid[0], grid[n] = lo, hi
+        h = n
+        while h > 1:  # level by level: the midpoints of the brackets of width h
+            mid = grid[h // 2::h]
+            np.add(grid[0:n:h], grid[h::h], out=mid)
+            np.multiply(mid, 0.5, out=mid)
+            h //= 2
+        j = tree_leaf(below(grid[1:n]).reshape(n - 1, -1), depth, grid=True)
+        lo, hi = _pick(grid, j + _ENDS, shape)
+    return lo, hi
+
+
+def golden_max(lam: Callable[[np.ndarray], np.ndarray], a: np.ndarray, b: np.ndarray,
+               steps: int) -> tuple[np.ndarray, np.ndarray]:
+    """``steps`` golden-section steps toward the maximum of ``lam`` on ``[a, b]``, bit for
+    bit those of the loop::
+
+        c = b - INVPHI (b - a);  d = a + INVPHI (b - a)
+        a, b = (a, d) if lam(c) >= lam(d) else (c, b)
+
+    then the final bracket's midpoint ``0.5 (a + b)`` and ``lam`` there.  ``lam`` maps
+    probes shaped ``(k, j) + a.shape`` to rates.  Each round unrolls the next ``d`` steps
+    (``golden_round``); a round of one step (a large batch) is the loop's step itself."""
+    depths = _depths(a.size, 2, steps, GOLDEN_DEPTH)
+    mid = lam_mid = None
+    for r, d in enumerate(depths):
+        if d > 1:
+            a, b, mid, lam_mid = golden_round(lam, a, b, d, r == len(depths) - 1)
+            continue
+        c = b - _INVPHI * (b - a)
+        e = a + _INVPHI * (b - a)
+        lam_c, lam_d = lam(np.stack([c, e])[:, None])[:, 0]
+        left = lam_c >= lam_d
+        a, b = np.where(left, a, c), np.where(left, e, b)
+    if mid is None:  # the last round was the loop's step (or there were no steps)
+        mid = 0.5 * (a + b)
+        lam_mid = lam(mid[None, None])[0, 0]
+    return mid, lam_mid
+
+
+def golden_round(lam: Callable[[np.ndarray], np.ndarray], a: np.ndarray, b: np.ndarray, depth: int,
+                 with_mid: bool) -> tuple[np.ndarray, ...]:
+    """``depth`` golden-section steps (``golden_max``'s loop) from ``[a, b]`` in one ``lam``
+    call: the ``2**depth - 1`` brackets the loop can reach, each with its two probes
+    computed from its own ``(a, b)`` as the loop computes them, level by level, go into
+    one call, and ``tree_leaf`` picks the bracket the loop ends in.  Returns that bracket
+    and, ``with_mid``, its midpoint and ``lam`` there (every final bracket's midpoint rides
+    along in the call), else ``None`` twice."""
+    shape = a.shape
+    n = 1 << depth
+    buf = np.empty((4, n) + shape)  # rows: every c, every d (tree order from 1), the midpoints, the b
+    A, E, B = buf[0], buf[1], buf[3]  # A[:2**l]: the a of level l's brackets (its c then land at A[2**l:])
+    A[0], B[0], E[0] = a, b, a  # E[0] is a spare probe, never read
+    t = np.empty((n // 2,) + shape)
+    m = 1
+    while m < n:  # level by level: every reachable bracket and its two probes
+        w = np.subtract(B[:m], A[:m], out=t[:m])
+        np.multiply(_INVPHI, w, out=w)
+        np.subtract(B[:m], w, out=A[m:2 * m])  # c; the second children are (c, b)
+        np.add(A[:m], w, out=E[m:2 * m])  # d; the first children are (a, d)
+        B[m:2 * m] = B[:m]
+        B[:m] = E[m:2 * m]
+        m *= 2
+    if with_mid:
+        np.multiply(0.5, np.add(A, B), out=buf[2])
+    rates = lam(buf[:2 + with_mid])
+    j = tree_leaf(~(rates[0, 1:] >= rates[1, 1:]).reshape(n - 1, -1), depth, grid=False)
+    a, b = _pick(buf[::3], j, shape)
+    if not with_mid:
+        return a, b, None, None
+    return a, b, _pick(buf[2], j, shape), _pick(rates[2], j, shape)
+
+
+def _best_batch(s: _Step, B_cap: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The batch that maximizes the request rate, at most ``B_cap``, and that rate.  Without
+    a KV tier the rate grows with the batch up to the cap; with one, past the point where
+    streaming the tier binds, each added sequence slows every step by its KV over the
+    tier's link and the rate falls again -- an engine admits no more than the best batch
+    (scan, then golden section on the bracket)."""
     rates = s.at(np.maximum(np.multiply.outer(SCAN, B_cap), 1e-12))["lam"]  # every scan fraction in one call
     i = np.argmax(rates, axis=0)
     a = B_cap * SCAN[np.maximum(i - 1, 0)]
     b = B_cap * SCAN[np.minimum(i + 1, len(SCAN) - 1)]
-    for _ in range(GOLDEN_STEPS):
-        c = b - _INVPHI * (b - a)
-        d = a + _INVPHI * (b - a)
-        lam_c, lam_d = s.at(np.maximum(np.stack([c, d]), 1e-12))["lam"]  # both probes in one call
-        left = lam_c >= lam_d
-        b = np.where(left, d, b)
-        a = np.where(left, a, c)
-    mid = 0.5 * (a + b)
-    at_cap = rates[-1] >= s.at(np.maximum(mid, 1e-12))["lam"]
-    return np.where(at_cap, B_cap, mid)
+    mid, lam_mid = golden_max(lambda x: s.at(np.maximum(x, 1e-12))["lam"], a, b, GOLDEN_STEPS)
+    at_cap = rates[-1] >= lam_mid
+    return np.where(at_cap, B_cap, mid), np.where(at_cap, rates[-1], lam_mid)  # rates[-1]: the rate at B_cap
 
 
-def _ttft_parts(st: dict[str, np.ndarray], P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _ttft_parts(st: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """TTFT's fixed part (residual of the iteration in flight + the prompt's chunk
     iterations) and the chunk slot's service time."""
-    q, t_m, t = st["q"], st["t_m"], st["t"]
-    service = P / q * t_m
-    prefill = np.maximum(1.0, P / q) * t_m
+    chunks, t_m, t = st["chunks"], st["t_m"], st["t"]
+    service = chunks * t_m
+    prefill = np.maximum(1.0, chunks) * t_m
     residual = 0.5 * t * np.minimum(st["B"], 1.0)
     return residual + prefill, service
 
 
-def _ttft_mean(st: dict[str, np.ndarray], P: np.ndarray) -> np.ndarray:
+def _ttft_mean(st: dict[str, np.ndarray]) -> np.ndarray:
     """Mean TTFT (s): the fixed part + the M/D/1 wait for the chunk slot."""
-    base, service = _ttft_parts(st, P)
+    base, service = _ttft_parts(st)
     return base + queueing.md1_wait(st["lam"], service)
 
 
-def _ttft(st: dict[str, np.ndarray], P: np.ndarray) -> dict[str, np.ndarray]:
+#: The TTFT quantiles reported (one stacked queueing call).
+TTFT_QUANTILES = np.array([0.5, 0.99])
+
+
+def _ttft(st: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """TTFT (s): residual of the iteration in flight + M/D/1 wait for the chunk slot + the
     prompt's chunk iterations; mean, p50 and p99."""
     lam = st["lam"]
-    base, service = _ttft_parts(st, P)
-    return {
-        "mean": base + queueing.md1_wait(lam, service),
-        "p50": base + queueing.mg1_wait_percentile(lam, service, 0.5, scv=0.0),
-        "p99": base + queueing.mg1_wait_percentile(lam, service, 0.99, scv=0.0),
-    }
+    base, service = _ttft_parts(st)
+    quantiles = TTFT_QUANTILES.reshape((2,) + (1,) * np.ndim(base))
+    p50, p99 = base + queueing.mg1_wait_percentile(lam, service, quantiles, scv=0.0)
+    return {"mean": base + queueing.md1_wait(lam, service), "p50": p50, "p99": p99}
 
 
 def serve(**k: Any) -> dict[str, Any]:
@@ -323,40 +500,56 @@ def serve(**k: Any) -> dict[str, Any]:
         return _serve(k)
 
 
+def _full(x: Any, n: tuple[int, ...]) -> np.ndarray:
+    """``x`` as an array of shape ``n`` (itself when it has that shape already)."""
+    if isinstance(x, np.ndarray) and x.shape == n:
+        return x
+    return np.asarray(x) if n == () else np.broadcast_to(x, n)
+
+
+def _shape(k: dict[str, Any]) -> tuple[int, ...]:
+    """The broadcast shape of the keyword columns."""
+    shapes = {v.shape if isinstance(v, (np.ndarray, np.generic)) else () if isinstance(v, (float, int)) else np.shape(v)
+              for v in k.values()}
+    return shapes.pop() if len(shapes) == 1 else np.broadcast_shapes(*shapes)
+
+
 def _serve(k: dict[str, Any]) -> dict[str, Any]:
+    n = _shape(k)
     s = _Step(**k)
-    n = np.broadcast_shapes(*(np.shape(v) for v in k.values()))
-    P = np.broadcast_to(s.P, n)
-    B_cap = np.broadcast_to(np.maximum(s.cap(k["max_batch"]), 0.0), n).astype(np.float64)
-    kv_fits = np.broadcast_to(s.s_max <= s.H + s.tier_bytes, n)
-    B_cap = np.where(kv_fits & np.broadcast_to(s.weights_fit, n), B_cap, 0.0)
-    B_best = _best_batch(s, B_cap)
-    cap_rate = np.where(B_cap > 0, s.at(np.maximum(B_best, 1e-12))["lam"], 0.0)
-    rate = np.broadcast_to(_f(k.get("request_rate", 0.0)), n)
-    conc = np.broadcast_to(_f(k.get("concurrency", 0.0)), n)
+    P = _full(s.P, n)
+    B_cap = _full(np.maximum(s.cap(k["max_batch"]), 0.0), n).astype(np.float64)
+    kv_fits = _full(s.s_max <= s.H + s.tier_bytes, n)
+    B_cap = np.where(kv_fits & s.weights_fit, B_cap, 0.0)
+    # no point holds a sequence (the weights or one request's KV do not fit): the searches
+    # below would run on [0, 0] and leave it there, so they are skipped
+    search = bool(B_cap.any())
+    B_best, best_rate = _best_batch(s, B_cap) if search else (B_cap, B_cap)
+    cap_rate = np.where(B_cap > 0, best_rate, 0.0)
+    rate = _full(_f(k.get("request_rate", 0.0)), n)
+    conc = _full(_f(k.get("concurrency", 0.0)), n)
     closed = conc > 0
     target = np.where(rate > 0, rate, _f(k.get("load_frac", 1.0)) * cap_rate)
     within = closed | (target <= cap_rate * (1.0 + 1e-9))
-    # bisection on the batch: lambda(B) = target (open loop) or N(B) = concurrency (closed)
-    lo = np.zeros(n)
-    hi = B_best.copy()
-    for _ in range(BISECT_STEPS):
-        mid = 0.5 * (lo + hi)
+    any_closed, all_closed = bool(closed.any()), bool(closed.all())
+
+    def below(mid: np.ndarray) -> np.ndarray:
+        """lambda(B) < target (open loop) or N(B) < concurrency (closed) at each probe."""
         st = s.at(mid)
         lam = st["lam"]
-        if closed.any():
-            ttft = _ttft_mean(st, P)
-            inflight = lam * (ttft + (s.O - 1.0) * st["t"])
-            below = np.where(closed, inflight < conc, lam < target)
-        else:
-            below = lam < target
-        lo = np.where(below, mid, lo)
-        hi = np.where(below, hi, mid)
+        if not any_closed:
+            return lam < target
+        inflight = lam * (_ttft_mean(st) + (s.O - 1.0) * st["t"])
+        return inflight < conc if all_closed else np.where(closed, inflight < conc, lam < target)
+
+    # bisection on the batch: lambda(B) = target (open loop) or N(B) = concurrency (closed)
+    # (only where some point is within capacity: the others keep B_best)
+    lo, hi = bisect(below, np.zeros(n), B_best.copy(), BISECT_STEPS) if search and within.any() else (np.zeros(n), B_best)
     B = np.where(within, 0.5 * (lo + hi), B_best)
     st = s.at(np.maximum(B, 1e-12))
-    lat = _ttft(st, P)
+    lat = _ttft(st)
     lam = np.where(B_cap > 0, st["lam"], 0.0)
-    if closed.any():  # clients beyond a full engine wait for admission: Little's law gives their TTFT
+    if any_closed:  # clients beyond a full engine wait for admission: Little's law gives their TTFT
         cyc = np.where(lam > 0, conc / np.where(lam > 0, lam, 1.0), np.inf)
         excess = np.where(closed, np.maximum(cyc - (s.O - 1.0) * st["t"] - lat["mean"], 0.0), 0.0)
         lat = {key: v + excess for key, v in lat.items()}
@@ -364,9 +557,8 @@ def _serve(k: dict[str, Any]) -> dict[str, Any]:
     itl_p50 = np.where(f > 0.5, st["t_m"], st["t_d"])
     itl_p99 = np.where(f > 0.01, st["t_m"], st["t_d"])
     flops = lam * (P * s.flops_pf + s.O * s.flops_dec)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        tier_frac = np.where(st["kv"] > 0, st["over"] / st["kv"], 0.0)
-        util = np.where(cap_rate > 0, lam / cap_rate, 0.0)
+    tier_frac = np.where(st["kv"] > 0, st["over"] / st["kv"], 0.0)
+    util = np.where(cap_rate > 0, lam / cap_rate, 0.0)
     return {
         "tokens_per_s": lam * s.O,
         "request_rate": lam,
@@ -380,10 +572,10 @@ def _serve(k: dict[str, Any]) -> dict[str, Any]:
         "tpot_s": st["t"],
         "mfu": flops / s.peak_lin_total,
         "kv_tier_frac": tier_frac,
-        "kv_seq_bytes": np.broadcast_to(s.s_max, n),
-        "hbm_kv_bytes": np.broadcast_to(s.H, n),
+        "kv_seq_bytes": _full(s.s_max, n),
+        "hbm_kv_bytes": _full(s.H, n),
         "util": util,
-        "weights_fit": np.broadcast_to(s.weights_fit, n),
+        "weights_fit": _full(s.weights_fit, n),
         "kv_fits": kv_fits,
         "prompt_ok": P >= 1.0,
         "within_capacity": within,
