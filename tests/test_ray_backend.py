@@ -123,27 +123,41 @@ def _kill_a_worker_once_busy(stop: threading.Event, killed: list[int], name: str
         time.sleep(0.05)
 
 
-@pytest.mark.timeout(300)
-@pytest.mark.parametrize("workers", [1, 2])
-def test_optuna_on_local_ray_survives_a_killed_worker(space_file, tmp_path, monkeypatch, workers):
-    """A killed worker's RUNNING trials go stale (no heartbeat) and are pruned and asked
-    again: one worker used to hang on them, two overshot the target."""
-    monkeypatch.setenv("DSE_OPTUNA_HEARTBEAT_S", "0.3")
-    monkeypatch.setenv("DSE_OPTUNA_GRACE_S", "2")
-    trials = 400
+def _optuna_sweep_killing_a_worker(space, out, workers: int, trials: int):
+    """(sweep result, pids killed): an Optuna sweep on local Ray while one worker is killed."""
     stop, killed = threading.Event(), []
     killer = threading.Thread(target=_kill_a_worker_once_busy, args=(stop, killed, "work", 1.5), daemon=True)
     killer.start()
     try:
-        res = run_sweep(
-            space_file(),
-            SweepOptions(strategy="optuna", trials=trials, batch=2, backend="ray", workers=workers, out=tmp_path / "o", progress=False),
-        )
+        res = run_sweep(space, SweepOptions(strategy="optuna", trials=trials, batch=2, backend="ray", workers=workers,
+                                            out=out, progress=False))
     finally:
         stop.set()
         killer.join(5)
+    return res, killed
+
+
+@pytest.mark.timeout(400)
+@pytest.mark.parametrize("workers", [1, 2])
+def test_optuna_on_local_ray_survives_a_killed_worker(space_file, tmp_path, monkeypatch, workers):
+    """A killed worker's RUNNING trials go stale (no heartbeat) and are pruned and asked
+    again: one worker used to hang on them, two overshot the target.  Once in a full
+    parallel test run on a 2-core machine, Ray's own raylet died with the killed worker
+    (``LocalRayletDiedError``; never in isolation): that run is repeated once, and the
+    assertions hold for the run that completes."""
+    import ray.exceptions
+
+    monkeypatch.setenv("DSE_OPTUNA_HEARTBEAT_S", "0.3")
+    monkeypatch.setenv("DSE_OPTUNA_GRACE_S", "2")
+    trials = 400
+    try:
+        out = tmp_path / "o"
+        res, killed = _optuna_sweep_killing_a_worker(space_file(), out, workers, trials)
+    except ray.exceptions.LocalRayletDiedError:
+        out = tmp_path / "again"
+        res, killed = _optuna_sweep_killing_a_worker(space_file(), out, workers, trials)
     assert killed, "no Optuna worker was found to kill"
-    ids = pl.read_parquet(tmp_path / "o" / "points.parquet")["point_id"]
+    ids = pl.read_parquet(out / "points.parquet")["point_id"]
     assert ids.len() == trials and ids.n_unique() == trials
     assert res.manifest["run"]["trials_evaluated"] == trials and res.manifest["run"]["trials_trimmed"] == 0
 
