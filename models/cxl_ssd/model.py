@@ -59,6 +59,7 @@ from dse.units import CACHELINE_B, GB, GIB, KIB, MIB, NS_PER_US, TIB
 from models.blocks import cache, dram, flash, link, memssd, queueing, workload
 from models.blocks.calibration import per_calibration
 from models.blocks.cost import component_price
+from models.blocks.numeric import first_match
 from models.cxl_ssd import workloads as wl
 
 DESIGNS = ("dram", "cxl_dram", "pcie_ssd", "cxl_ssd", "cxl_assd")
@@ -379,15 +380,6 @@ class CxlSsd(Model):
 
 
 # ----------------------------------------------------------------------------- stages of CxlSsd._compute
-def _first(cases, default):
-    """``np.select``'s values -- per point the value of the first case whose condition
-    holds, else ``default`` -- as nested ``np.where`` (much cheaper on short columns)."""
-    out = default
-    for cond, value in reversed(cases):
-        out = np.where(cond, value, out)
-    return out
-
-
 def _design_flags(p: Batch) -> SimpleNamespace:
     """Which design (and which kind: SSD, cacheable) and which workload each point is."""
     d = {k: p.is_("design", k) for k in DESIGNS}
@@ -455,11 +447,11 @@ def _access_paths(p: Batch, f: SimpleNamespace, wk: SimpleNamespace, dev: Simple
     # trip); the firmware's share of the BAR time plus the SSD-DRAM write occupies the device
     pcie_link_rt = dev.cxl_rt  # the same link and switch levels as the CXL round trip
     pcie_wr_service_ns = np.maximum(p.pcie_bar_ns - pcie_link_rt, 0.0) + dev.ssd_dram_ns
-    far_ns = _first(((d["dram"], p.host_dram_ns), (d["cxl_dram"], cxl_dram_far_ns), (d["pcie_ssd"], pcie_rd_ns)),
+    far_ns = first_match(((d["dram"], p.host_dram_ns), (d["cxl_dram"], cxl_dram_far_ns), (d["pcie_ssd"], pcie_rd_ns)),
                     cxl_far_ns)
     a_pcie = p.pcie_region_frac * (wk.ld + wk.st)  # uncacheable accesses per instruction
     # per operation: LLC misses (SPEC), L2 misses (apex), one line (stream); PCIe: every access
-    acc_per_op = _first(((f.is_stream, 1.0), (f.is_apex & cacheable, 1.0 - hr.h2), (f.is_apex, 1.0),
+    acc_per_op = first_match(((f.is_stream, 1.0), (f.is_apex & cacheable, 1.0 - hr.h2), (f.is_apex, 1.0),
                          (d["pcie_ssd"], a_pcie)), wk.m)
     return SimpleNamespace(
         cxl_dram_far_ns=cxl_dram_far_ns, pcie_rd_ns=pcie_rd_ns, pcie_wr_ns=pcie_wr_ns,
@@ -507,7 +499,7 @@ def _times(p: Batch, f: SimpleNamespace, wk: SimpleNamespace, hr: SimpleNamespac
     # STREAM: outstanding lines over the latency (reads; writes ride along), capped
     gbps = np.minimum(caps.conc * CACHELINE_B / read_ns / rf, caps.cap_gbps)
     t_stream = 1000.0 * CACHELINE_B * p.threads / gbps  # ns per 1000 lines of one thread
-    return _first(((f.is_apex, 1000.0 * t_apex), (f.is_stream, t_stream)), 1000.0 * t_spec), gbps, read_ns
+    return first_match(((f.is_apex, 1000.0 * t_apex), (f.is_stream, t_stream)), 1000.0 * t_spec), gbps, read_ns
 
 
 def _port_queue(p: Batch, f: SimpleNamespace, wk: SimpleNamespace, hr: SimpleNamespace, pa: SimpleNamespace,
@@ -536,7 +528,7 @@ def _dram_baseline(p: Batch, f: SimpleNamespace, wk: SimpleNamespace, hr: Simple
     t_dram_spec = memssd.stall_time_ns(p.cpi_core, FREQ_GHZ, wk.m * wk.q, dram_read_ns, pa.mlp_eff)
     t_dram_apex = L1_HIT_NS + (1.0 - hr.h1) * L2_HIT_NS + (1.0 - hr.h2) * p.host_dram_ns
     dram_gbps = np.minimum(p.threads * p.stream_mlp * CACHELINE_B / dram_read_ns / rf, caps.ddr_gbps)
-    return _first(((f.is_apex, 1000.0 * t_dram_apex), (f.is_stream, 1000.0 * CACHELINE_B * p.threads / dram_gbps)),
+    return first_match(((f.is_apex, 1000.0 * t_dram_apex), (f.is_stream, 1000.0 * CACHELINE_B * p.threads / dram_gbps)),
                   1000.0 * t_dram_spec)
 
 
@@ -581,7 +573,7 @@ def _mem_analytics_system(p: Batch, f: SimpleNamespace, dev: SimpleNamespace, pa
     # and Bufferability has nothing to keep or prefetch (every line equally likely, no
     # page reuse), so CXL-ASSD serves the query as CXL-SSD does
     h_fam = np.minimum(1.0, p.ssd_dram_frac * n_dev * share_gib / fp)
-    fam_far_ns = _first(
+    fam_far_ns = first_match(
         ((d["dram"], p.host_dram_ns), (d["cxl_dram"], pa.cxl_dram_far_ns), (d["pcie_ssd"], pa.pcie_rd_ns)),
         dev.cxl_rt + p.cxl_ctrl_ns + memssd.device_read_ns(h_fam, 0.0, dev.ssd_dram_ns, dev.miss_ns),
     )

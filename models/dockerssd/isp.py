@@ -60,7 +60,7 @@ from dse.model import Batch, Metric, Model, Param, knob_params
 from dse.units import BITS_PER_BYTE, GB, J_PER_PJ, NS_PER_US, US_PER_S
 from models.blocks import link
 from models.blocks.calibration import per_calibration
-from models.blocks.numeric import where
+from models.blocks.numeric import first_match, where
 from models.dockerssd import hardware as hw
 
 DESIGNS = ("host", "pisp_r", "pisp_v", "d_naive", "d_fullos", "d_virtfw")
@@ -156,16 +156,6 @@ def pisp_rpc_s(p: Batch | Any, n_sys: Any, n_pkt: Any, msg_s: Any) -> tuple[np.n
     return where(old, 0.0, n_sys * msg_s), where(old, n_sys * msg_s, n_pkt * msg_s)
 
 
-def first_match(conds, choices, default=0.0):
-    """``np.select``: per point, the choice of the first condition that holds, else
-    ``default``, as a chain of ``np.where`` (the same numbers; ``np.select`` costs ~10x more
-    on the scalars of a single point)."""
-    out = default
-    for cond, choice in zip(reversed(conds), reversed(choices)):
-        out = where(cond, choice, out)
-    return out
-
-
 def cpu_split(t: dict[str, np.ndarray], design: Any) -> dict[str, np.ndarray]:
     """Where a run's processor time goes, per workload and design (digest section 6: host CPU
     offload as an objective; L911: ISP "reduces host-side computation overhead").
@@ -181,9 +171,8 @@ def cpu_split(t: dict[str, np.ndarray], design: Any) -> dict[str, np.ndarray]:
     d = {k: np.asarray(design) == i for i, k in enumerate(DESIGNS)}
     pisp = d["pisp_r"] | d["pisp_v"]
     xfer = t["xfer_s"]
-    host_cpu = first_match([d["host"], pisp],
-                         [t["network_s"] + t["system_s"] + t["compute_s"] + t["storage_s"] - xfer - t["fw_s"],
-                          t["kernel_ctx_s"] + t["lba_set_s"] + t["network_s"]], t["frame_host_s"])
+    host_cpu = first_match(((d["host"], t["network_s"] + t["system_s"] + t["compute_s"] + t["storage_s"] - xfer - t["fw_s"]),
+                            (pisp, t["kernel_ctx_s"] + t["lba_set_s"] + t["network_s"])), t["frame_host_s"])
     total = t["network_s"] + t["kernel_ctx_s"] + t["lba_set_s"] + t["storage_s"] + t["system_s"] + t["compute_s"]
     dev_cpu = total - xfer - host_cpu
     return {"host_cpu_s": host_cpu, "dev_cpu_s": dev_cpu}
@@ -318,14 +307,14 @@ def _design_terms(p: Batch | Any, design: Any, v: dict[str, Any]) -> dict[str, n
     z = np.zeros_like(compute_host)
     pisp = d["pisp_r"] | d["pisp_v"]
     dlinux = d["d_naive"] | d["d_fullos"]
-    network = first_match([d["host"], pisp, dlinux, d["d_virtfw"]],
-                        [host_tcp, host_tcp + where(d["pisp_r"], v["rpc"], 0.0), v["dev_tcp"], v["vfw_tcp"]])
+    network = first_match(((d["host"], host_tcp), (pisp, host_tcp + where(d["pisp_r"], v["rpc"], 0.0)),
+                           (dlinux, v["dev_tcp"]), (d["d_virtfw"], v["vfw_tcp"])))
     kernel_ctx = where(pisp, v["ctx"] + where(d["pisp_r"], v["rpc_ctx"], 0.0), z)
     lba_set = where(pisp, v["lba"], z)
-    storage = first_match([d["host"], dlinux],
-                        [host_storage, isp_storage + v["d_scale"] * v["block"] + where(d["d_naive"], naive_copy, 0.0)],
-                        isp_storage)
-    system = first_match([d["host"], dlinux, d["d_virtfw"]], [v["host_system"], v["dev_linux"], v["vfw_sys"]], z)
+    storage = first_match(((d["host"], host_storage),
+                           (dlinux, isp_storage + v["d_scale"] * v["block"] + where(d["d_naive"], naive_copy, 0.0))),
+                          isp_storage)
+    system = first_match(((d["host"], v["host_system"]), (dlinux, v["dev_linux"]), (d["d_virtfw"], v["vfw_sys"])), z)
     compute = where(d["host"], compute_host, v["compute_dev"])
     host_total = host_tcp + host_storage + v["host_system"] + compute_host
     # transfer time inside the storage term (flash, link, D-Naive's copy): no core works on it
